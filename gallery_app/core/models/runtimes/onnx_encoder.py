@@ -1,0 +1,66 @@
+"""A lazily created ONNX Runtime session with the app's thread setting, released on demand."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from gallery_app.core.errors import ModelError
+
+
+class OnnxEncoder:
+    """One ``.onnx`` graph. The session is built on first use (seconds for big models) and can be dropped."""
+
+    def __init__(self, path: Path, *, threads: int | None = None):
+        self.path = Path(path)
+        self.threads = threads
+        self._session = None
+        self._lock = threading.Lock()
+
+    @property
+    def session(self):
+        with self._lock:
+            if self._session is None:
+                self._session = self._create_session()
+            return self._session
+
+    def _create_session(self):
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        if self.threads:
+            options.intra_op_num_threads = int(self.threads)
+            options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        try:
+            return ort.InferenceSession(str(self.path), sess_options=options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own unrelated exception types
+            raise ModelError(
+                f"The model file {self.path.name} could not be loaded by ONNX Runtime: {exc}",
+                hint="The file may be damaged or not an ONNX model; run: gallery-app-cli models verify",
+            ) from exc
+
+    @property
+    def input_names(self) -> list[str]:
+        return [i.name for i in self.session.get_inputs()]
+
+    @property
+    def output_names(self) -> list[str]:
+        return [o.name for o in self.session.get_outputs()]
+
+    def run(self, feeds: dict[str, np.ndarray], outputs: list[str] | None = None) -> list[np.ndarray]:
+        wanted = {name: value for name, value in feeds.items() if name in self.input_names}
+        try:
+            return self.session.run(outputs, wanted)
+        except Exception as exc:
+            raise ModelError(f"Running {self.path.name} failed: {exc}") from exc
+
+    @property
+    def loaded(self) -> bool:
+        return self._session is not None
+
+    def release(self) -> None:
+        with self._lock:
+            self._session = None

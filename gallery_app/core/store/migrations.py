@@ -1,0 +1,91 @@
+"""Named, ordered schema migrations, recorded in the database file itself.
+
+A migration is a plain function taking a connection. Each runs inside its own
+transaction together with the row that records it, so a crash never leaves a
+half-applied migration, and running ``migrate`` again applies nothing twice.
+New migrations are appended to ``MIGRATIONS``; existing ones are never edited or reordered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import apsw
+
+from gallery_app.core.errors import StoreError
+
+Migration = Callable[[apsw.Connection], None]
+
+
+def m001_vector_registry(conn: apsw.Connection) -> None:
+    # Which model made each vector table: vectors of two models are mutually meaningless
+    # even at equal dimensions, so every insert and search is checked against this row.
+    conn.execute(
+        """
+        CREATE TABLE vector_tables (
+            table_name   TEXT PRIMARY KEY,
+            kind         TEXT NOT NULL,
+            model_key    TEXT NOT NULL,
+            dims         INTEGER NOT NULL CHECK (dims > 0),
+            metric       TEXT NOT NULL,
+            metadata     TEXT NOT NULL DEFAULT '{}',
+            created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+            UNIQUE (kind, model_key)
+        )
+        """
+    )
+
+
+def m002_settings(conn: apsw.Connection) -> None:
+    # App state that belongs with the data (not with the machine), e.g. "demo data imported".
+    conn.execute("CREATE TABLE app_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
+
+MIGRATIONS: list[tuple[str, Migration]] = [
+    ("001_vector_registry", m001_vector_registry),
+    ("002_app_state", m002_settings),
+]
+
+
+def _ensure_ledger(conn: apsw.Connection) -> None:
+    conn.execute(
+        """
+        CREATE TABLE IF NOT EXISTS schema_migrations (
+            name        TEXT PRIMARY KEY,
+            applied_at  TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+        )
+        """
+    )
+
+
+def applied_migrations(conn: apsw.Connection) -> list[str]:
+    _ensure_ledger(conn)
+    return [row[0] for row in conn.execute("SELECT name FROM schema_migrations ORDER BY rowid")]
+
+
+def migrate(conn: apsw.Connection, migrations: list[tuple[str, Migration]] | None = None) -> list[str]:
+    """Apply every migration not yet recorded in the file; return the names applied now."""
+    migrations = MIGRATIONS if migrations is None else migrations
+    names = [name for name, _ in migrations]
+    if len(set(names)) != len(names):
+        raise StoreError("Two database migrations share a name; this is a bug in the app.")
+    done = set(applied_migrations(conn))
+    unknown = done - set(names)
+    if unknown:
+        raise StoreError(
+            "This database was written by a newer version of gallery_app "
+            f"(it has the changes {', '.join(sorted(unknown))}).",
+            hint="Update the app to open it.",
+        )
+    applied_now = []
+    for name, function in migrations:
+        if name in done:
+            continue
+        try:
+            with conn:
+                function(conn)
+                conn.execute("INSERT INTO schema_migrations(name) VALUES (?)", (name,))
+        except apsw.Error as exc:
+            raise StoreError(f"Updating the database failed at step {name}: {exc}.") from exc
+        applied_now.append(name)
+    return applied_now

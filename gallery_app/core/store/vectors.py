@@ -1,0 +1,224 @@
+"""Vector tables (sqlite-vec ``vec0``) named after the model that made their vectors.
+
+Two models can make equally valid vectors of the same size that mean nothing to each
+other, so a table belongs to exactly one model: the registry row records the model
+key, dimensions and metric, and every insert and search must name the model it comes
+from. Anything that does not match is refused; a silent wrong answer is worse than an error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import apsw
+import numpy as np
+
+from gallery_app.core.errors import StoreError, VectorModelMismatch
+
+#: sqlite-vec refuses KNN queries with a larger k.
+MAX_K = 4096
+METRICS = ("cosine", "l2")
+METADATA_TYPES = ("integer", "float", "text", "boolean")
+FILTER_OPERATORS = ("=", "!=", "<", "<=", ">", ">=")
+_IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
+
+
+@dataclass(frozen=True)
+class VectorTable:
+    name: str
+    kind: str
+    model_key: str
+    dims: int
+    metric: str = "cosine"
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Neighbor:
+    rowid: int
+    distance: float
+    similarity: float
+
+
+def vector_table_name(kind: str, model_key: str) -> str:
+    """``vec_<kind>_<model key>``, e.g. ``vec_chunks_multilingual_e5_small``."""
+    slug = re.sub(r"[^a-z0-9]+", "_", model_key.lower()).strip("_")
+    if not _IDENTIFIER.match(kind) or not slug:
+        raise StoreError(f"Cannot name a vector table for kind {kind!r} and model {model_key!r}.")
+    return f"vec_{kind}_{slug}"
+
+
+def _check_identifier(name: str, what: str) -> None:
+    if not _IDENTIFIER.match(name):
+        raise StoreError(f"{what} {name!r} is not a valid column name (lower-case letters, digits, _).")
+
+
+def _row_to_table(row: Sequence[Any]) -> VectorTable:
+    name, kind, model_key, dims, metric, metadata = row
+    return VectorTable(name, kind, model_key, int(dims), metric, json.loads(metadata))
+
+
+def get_vector_table(conn: apsw.Connection, kind: str, model_key: str) -> VectorTable | None:
+    row = conn.execute(
+        "SELECT table_name, kind, model_key, dims, metric, metadata FROM vector_tables "
+        "WHERE kind = ? AND model_key = ?",
+        (kind, model_key),
+    ).fetchone()
+    return _row_to_table(row) if row else None
+
+
+def list_vector_tables(conn: apsw.Connection) -> list[VectorTable]:
+    rows = conn.execute(
+        "SELECT table_name, kind, model_key, dims, metric, metadata FROM vector_tables ORDER BY table_name"
+    ).fetchall()
+    return [_row_to_table(row) for row in rows]
+
+
+def ensure_vector_table(conn: apsw.Connection, kind: str, model_key: str, dims: int, *,
+                        metric: str = "cosine", metadata: Mapping[str, str] | None = None) -> VectorTable:
+    """The table for (kind, model), created and registered on first use; refused if it disagrees."""
+    metadata = dict(metadata or {})
+    if metric not in METRICS:
+        raise StoreError(f"Unknown vector metric {metric!r}; use one of {', '.join(METRICS)}.")
+    if not isinstance(dims, int) or dims <= 0:
+        raise StoreError(f"A vector table needs a positive number of dimensions, not {dims!r}.")
+    for column, column_type in metadata.items():
+        _check_identifier(column, "Metadata column")
+        if column_type not in METADATA_TYPES:
+            raise StoreError(f"Metadata column {column!r} has unknown type {column_type!r}.")
+    wanted = VectorTable(vector_table_name(kind, model_key), kind, model_key, dims, metric, metadata)
+    with conn:
+        existing = get_vector_table(conn, kind, model_key)
+        if existing is not None:
+            if (existing.dims, existing.metric, dict(existing.metadata)) != (dims, metric, metadata):
+                raise VectorModelMismatch(
+                    f"The stored {kind} vectors of model {model_key} have {existing.dims} dimensions "
+                    f"({existing.metric}), but {dims} dimensions ({metric}) were asked for.",
+                    hint="The model files may have changed; re-index with the current model.",
+                )
+            return existing
+        clash = conn.execute(
+            "SELECT model_key FROM vector_tables WHERE table_name = ?", (wanted.name,)
+        ).fetchone()
+        if clash:
+            raise VectorModelMismatch(
+                f"Models {clash[0]!r} and {model_key!r} would share the vector table {wanted.name}."
+            )
+        columns = [f"embedding float[{dims}] distance_metric={metric}"]
+        columns += [f"{column} {column_type}" for column, column_type in metadata.items()]
+        conn.execute(f"CREATE VIRTUAL TABLE {wanted.name} USING vec0({', '.join(columns)})")
+        conn.execute(
+            "INSERT INTO vector_tables(table_name, kind, model_key, dims, metric, metadata) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (wanted.name, kind, model_key, dims, metric, json.dumps(metadata, sort_keys=True)),
+        )
+    return wanted
+
+
+def _checked_vectors(table: VectorTable, model_key: str, vectors: np.ndarray, *, single: bool) -> np.ndarray:
+    if model_key != table.model_key:
+        raise VectorModelMismatch(
+            f"Vectors from model {model_key!r} cannot go into {table.name}, "
+            f"which holds vectors of model {table.model_key!r}.",
+            hint="Re-index with one model, or switch back to the model that made this index.",
+        )
+    array = np.asarray(vectors)
+    expected_ndim = 1 if single else 2
+    if array.ndim != expected_ndim or array.shape[-1] != table.dims:
+        raise VectorModelMismatch(
+            f"{table.name} holds {table.dims}-dimensional vectors of model {table.model_key}; "
+            f"got an array of shape {array.shape}."
+        )
+    if not np.issubdtype(array.dtype, np.floating):
+        raise VectorModelMismatch(f"Vectors must be floating point, got {array.dtype}.")
+    array = np.ascontiguousarray(array, dtype=np.float32)
+    if not np.all(np.isfinite(array)):
+        raise VectorModelMismatch("A vector contains NaN or infinity; the model output is broken.")
+    return array
+
+
+def insert_vectors(conn: apsw.Connection, table: VectorTable, rowids: Sequence[int], vectors: np.ndarray, *,
+                   model_key: str, metadata: Mapping[str, Sequence[Any]] | None = None) -> None:
+    """Insert (or replace) one vector per rowid, all in one transaction."""
+    array = _checked_vectors(table, model_key, vectors, single=False)
+    rowids = [int(rowid) for rowid in rowids]
+    if len(rowids) != len(array):
+        raise StoreError(f"{len(rowids)} row ids were given for {len(array)} vectors.")
+    metadata = dict(metadata or {})
+    missing = set(table.metadata) - set(metadata)
+    extra = set(metadata) - set(table.metadata)
+    if missing or extra:
+        raise StoreError(
+            f"{table.name} needs metadata {sorted(table.metadata)}; got {sorted(metadata)}."
+        )
+    columns = list(table.metadata)
+    for column in columns:
+        if len(metadata[column]) != len(rowids):
+            raise StoreError(f"Metadata {column!r} has {len(metadata[column])} values for {len(rowids)} vectors.")
+    placeholders = ", ".join(["?"] * (2 + len(columns)))
+    insert = f"INSERT INTO {table.name}(rowid, embedding{''.join(', ' + c for c in columns)}) VALUES ({placeholders})"
+    rows = (
+        (rowid, vector.tobytes(), *(metadata[column][i] for column in columns))
+        for i, (rowid, vector) in enumerate(zip(rowids, array))
+    )
+    with conn:
+        # vec0 has no UPSERT; replacing a row is delete-then-insert inside the same transaction.
+        conn.executemany(f"DELETE FROM {table.name} WHERE rowid = ?", [(rowid,) for rowid in rowids])
+        conn.executemany(insert, rows)
+
+
+def delete_vectors(conn: apsw.Connection, table: VectorTable, rowids: Sequence[int]) -> None:
+    with conn:
+        conn.executemany(f"DELETE FROM {table.name} WHERE rowid = ?", [(int(r),) for r in rowids])
+
+
+def count_vectors(conn: apsw.Connection, table: VectorTable) -> int:
+    return conn.execute(f"SELECT count(*) FROM {table.name}").fetchone()[0]
+
+
+def similarity_from_distance(distance: float, metric: str) -> float:
+    if metric == "cosine":
+        return 1.0 - distance
+    # For unit vectors |a-b|^2 = 2 - 2cos, so L2 tables can still report a cosine similarity.
+    return 1.0 - distance * distance / 2.0
+
+
+def _filter_clause(table: VectorTable, where: Mapping[str, Any] | None) -> tuple[str, list[Any]]:
+    """``{"chat_id": 3, "day": (">=", "2024-01-01")}`` → SQL on declared metadata columns only."""
+    clauses, params = [], []
+    for column, condition in (where or {}).items():
+        if column not in table.metadata:
+            raise StoreError(
+                f"Cannot filter {table.name} on {column!r}; it can filter on: "
+                f"{', '.join(table.metadata) or 'nothing'}."
+            )
+        operator, value = condition if isinstance(condition, tuple) else ("=", condition)
+        if operator not in FILTER_OPERATORS:
+            raise StoreError(f"Unsupported filter operator {operator!r}.")
+        clauses.append(f" AND {column} {operator} ?")
+        params.append(value)
+    return "".join(clauses), params
+
+
+def validate_k(k: Any) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= int(k) <= MAX_K:
+        raise StoreError(f"The number of results must be a whole number from 1 to {MAX_K}, not {k!r}.")
+    return int(k)
+
+
+def knn(conn: apsw.Connection, table: VectorTable, query: np.ndarray, *, model_key: str, k: int = 10,
+        where: Mapping[str, Any] | None = None) -> list[Neighbor]:
+    """The ``k`` nearest rows to ``query``, closest first, with ``similarity = 1 - cosine distance``."""
+    k = validate_k(k)
+    vector = _checked_vectors(table, model_key, query, single=True)
+    filters, params = _filter_clause(table, where)
+    sql = (
+        f"SELECT rowid, distance FROM {table.name} "
+        f"WHERE embedding MATCH ? AND k = ?{filters} ORDER BY distance"
+    )
+    rows = conn.execute(sql, (vector.tobytes(), k, *params)).fetchall()
+    return [Neighbor(int(rowid), float(d), similarity_from_distance(float(d), table.metric)) for rowid, d in rows]

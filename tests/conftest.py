@@ -1,0 +1,66 @@
+"""Shared test setup: private data/model folders for every test, and no network beyond loopback."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+
+def _is_loopback(address) -> bool:
+    if not isinstance(address, tuple):
+        return True  # AF_UNIX and friends never leave the machine
+    host = address[0]
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _guarded_connect(self, address):
+    if not _is_loopback(address):
+        raise ConnectionRefusedError(f"tests must not reach the network (tried {address!r})")
+    return _real_connect(self, address)
+
+
+def _guarded_connect_ex(self, address):
+    if not _is_loopback(address):
+        raise ConnectionRefusedError(f"tests must not reach the network (tried {address!r})")
+    return _real_connect_ex(self, address)
+
+
+socket.socket.connect = _guarded_connect
+socket.socket.connect_ex = _guarded_connect_ex
+
+
+@pytest.fixture(autouse=True)
+def app_dirs(tmp_path_factory, monkeypatch):
+    """Every test gets empty data and models folders; the real user folders are never touched."""
+    base = tmp_path_factory.mktemp("app")
+    data, models = base / "data", base / "models"
+    monkeypatch.setenv("GALLERY_APP_DATA_DIR", str(data))
+    monkeypatch.setenv("GALLERY_APP_MODELS_DIR", str(models))
+    monkeypatch.delenv("GALLERY_APP_HUB_ENDPOINT", raising=False)
+    return data, models
+
+
+@pytest.fixture
+def shared_fixtures() -> Path:
+    if not SHARED_FIXTURES.is_dir():
+        pytest.fail(f"The shared fixtures are missing: expected {SHARED_FIXTURES} beside the checkout.")
+    return SHARED_FIXTURES
