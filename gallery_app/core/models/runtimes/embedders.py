@@ -91,6 +91,8 @@ class OnnxTextEmbedder(TextEmbedder):
             self._tokenizer = Tokenizer.from_file(str(resolved.paths["tokenizer.json"]))
         except Exception as exc:
             raise ModelError(f"The tokenizer of {self.spec.name} could not be read: {exc}") from exc
+        # Some tokenizer.json files pad every text to a fixed length; padding here is per batch.
+        self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_length=self.spec.max_tokens)
         self._encoder = OnnxEncoder(resolved.paths["model.onnx"], threads=threads)
 
