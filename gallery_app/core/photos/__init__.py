@@ -1,0 +1,1 @@
+"""Photos: decoding, pixel buffers, CLIP pre-processing, indexing and search."""

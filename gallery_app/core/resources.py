@@ -1,0 +1,33 @@
+"""The files that ship with the app: demo chats and photos, icons, the desktop entry template."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+RESOURCES_ENV = "GALLERY_APP_RESOURCES_DIR"
+IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff", ".heic", ".heif",
+                            ".avif"})
+
+
+def resources_dir() -> Path:
+    """``resources/`` beside the package in a checkout or editable install; overridable for bundles."""
+    override = os.environ.get(RESOURCES_ENV, "").strip()
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parents[2] / "resources"
+
+
+def demo_chat_files() -> list[Path]:
+    """Every bundled demo WhatsApp export (``*.txt`` or ``*.zip``), sorted by name."""
+    root = resources_dir() / "demo" / "chats"
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.rglob("*") if p.suffix.lower() in (".txt", ".zip") and p.is_file())
+
+
+def demo_photo_files() -> list[Path]:
+    root = resources_dir() / "demo" / "photos"
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)

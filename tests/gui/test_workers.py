@@ -1,0 +1,64 @@
+"""Workers report progress, streamed items, results, errors and cancellation through signals."""
+
+from __future__ import annotations
+
+import threading
+
+from gallery_app.core.errors import AppError, ModelError
+from gallery_app.ui.workers import Worker, WorkerPool
+
+
+def test_result_progress_and_off_gui_thread(qtbot):
+    ran_on = []
+
+    def work(context, n):
+        ran_on.append(threading.current_thread())
+        for i in range(n):
+            context.progress(i + 1, n)
+        return n * 2
+
+    worker = Worker(work, 3)
+    progress, results = [], []
+    worker.signals.progress.connect(lambda done, total: progress.append((done, total)))
+    worker.signals.result.connect(results.append)
+    pool = WorkerPool()
+    with qtbot.waitSignal(worker.signals.finished):
+        pool.start(worker)
+    assert results == [6]
+    assert progress == [(1, 3), (2, 3), (3, 3)]
+    assert ran_on[0] is not threading.main_thread()
+    assert pool.wait(5000) and pool.active == 0
+
+
+def test_generator_items_stream_and_cancel_stops_them(qtbot):
+    gate = threading.Event()
+
+    def tokens(context):
+        for i in range(1000):
+            if i == 3:
+                gate.wait(5)
+            yield f"tok{i}"
+
+    worker = Worker(tokens)
+    items = []
+    worker.signals.yielded.connect(items.append)
+    worker.signals.yielded.connect(lambda _item: (worker.cancel(), gate.set()) if len(items) == 3 else None)
+    with qtbot.waitSignal(worker.signals.cancelled, timeout=5000):
+        WorkerPool().start(worker)
+    qtbot.waitUntil(lambda: len(items) >= 3)
+    assert items[:3] == ["tok0", "tok1", "tok2"] and len(items) < 10
+
+
+def test_errors_arrive_as_app_errors(qtbot):
+    def fails(context):
+        raise ModelError("The model is damaged.")
+
+    def bug(context):
+        return {}["missing"]
+
+    for function, expected in ((fails, "The model is damaged."), (bug, "Something went wrong: KeyError")):
+        worker = Worker(function)
+        with qtbot.waitSignal(worker.signals.error) as blocker:
+            WorkerPool().start(worker)
+        error = blocker.args[0]
+        assert isinstance(error, AppError) and str(error).startswith(expected)
