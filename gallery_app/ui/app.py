@@ -21,7 +21,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     from PySide6.QtCore import QTimer
+    from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
+
+    from gallery_app.core.resources import resources_dir
 
     from gallery_app.ui.main_window import MainWindow
 
@@ -30,6 +33,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setApplicationDisplayName("Gallery")
     app.setOrganizationName("gallery_app")
     app.setApplicationVersion(__version__)
+    app.setDesktopFileName("gallery-app")
+    app.setWindowIcon(QIcon(str(resources_dir() / "icons" / "gallery-app.svg")))
     window = MainWindow()
     window.show()
     if args.screenshot:
