@@ -1,0 +1,1 @@
+"""Chats: WhatsApp parsing, chunking, import, retrieval, prompts and answers."""

@@ -1,0 +1,52 @@
+"""What a parsed chat is made of: messages with a sender, a time, a kind and where they came from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
+
+
+class MessageKind(str, Enum):
+    TEXT = "text"
+    SYSTEM = "system"    # encryption notice, joins/leaves, subject or icon changes, security codes
+    MEDIA = "media"      # a placeholder for media that was not exported ("<Media omitted>", "image omitted")
+    DELETED = "deleted"  # "This message was deleted" / "You deleted this message"
+
+
+@dataclass(frozen=True)
+class Message:
+    #: Naive local time as the exporting phone wrote it.
+    timestamp: datetime
+    #: None for system messages.
+    sender: str | None
+    #: The text with the header removed; continuation lines joined with "\n"; direction marks removed.
+    text: str
+    kind: MessageKind
+    #: 1-based number, in the chat file, of the line where this message's header is.
+    line: int
+    #: File name of an attachment that is part of the export ("<attached: NAME>", "NAME (file attached)").
+    attachment: str | None = None
+    #: The message carries WhatsApp's "<This message was edited>" marker (removed from ``text``).
+    edited: bool = False
+
+
+@dataclass
+class ParsedChat:
+    messages: list[Message] = field(default_factory=list)
+    #: Lines (1-based number, text) before the first header that could not be understood: reported, not lost.
+    skipped_lines: list[tuple[int, str]] = field(default_factory=list)
+    #: "DMY", "MDY" or "YMD": the date order decided for the whole file.
+    date_order: str = "DMY"
+
+    @property
+    def participants(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for message in self.messages:
+            if message.sender is not None and message.kind is not MessageKind.SYSTEM:
+                seen.setdefault(message.sender, None)
+        return list(seen)
+
+    @property
+    def attachments(self) -> list[str]:
+        return [m.attachment for m in self.messages if m.attachment]
