@@ -24,9 +24,10 @@ def _megabytes(size: int | None) -> str:
 class _ProgressBar:
     """A one-line progress bar on stderr, redrawn at most once per percent."""
 
-    def __init__(self, label: str, stream=sys.stderr):
+    def __init__(self, label: str, stream=sys.stderr, unit: str = "MB"):
         self.label = label
         self.stream = stream
+        self.unit = unit
         self._last = -1
 
     def __call__(self, done: int, total: int) -> None:
@@ -35,8 +36,9 @@ class _ProgressBar:
             return
         self._last = percent
         filled = percent // 4
-        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (25 - filled)}] {percent:3d}% "
-                          f"{done / 1e6:,.1f}/{total / 1e6:,.1f} MB")
+        amount = (f"{done / 1e6:,.1f}/{total / 1e6:,.1f} MB" if self.unit == "MB"
+                  else f"{done:,}/{total:,} {self.unit}")
+        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (25 - filled)}] {percent:3d}% {amount}")
         self.stream.flush()
 
     def close(self) -> None:
@@ -221,6 +223,10 @@ def build_parser() -> argparse.ArgumentParser:
     use.add_argument("model", help="a role or a model key")
     use.add_argument("files", nargs="+", help="the model's files, in the order `models list` names them")
     use.set_defaults(handler=cmd_models_use)
+
+    from gallery_app.cli_chat import add_chat_commands
+
+    add_chat_commands(commands)
     return parser
 
 

@@ -70,6 +70,8 @@ class ModelSpec:
     query_prefix: str = ""
     passage_prefix: str = ""
     max_tokens: int = 512
+    #: For chat models: "chat" (the GGUF's chat template) or "completion" (a plain prompt, for base models).
+    prompt_style: str = "chat"
     languages: str = "multilingual"
     hf_repo: str | None = None
     revision: str | None = None

@@ -41,9 +41,66 @@ def m002_settings(conn: apsw.Connection) -> None:
     conn.execute("CREATE TABLE app_state (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
 
+def m003_chats(conn: apsw.Connection) -> None:
+    conn.execute(
+        """
+        CREATE TABLE chats (
+            id           INTEGER PRIMARY KEY,
+            title        TEXT NOT NULL,
+            source_path  TEXT,
+            date_order   TEXT,
+            created_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+        );
+        CREATE TABLE messages (
+            id           INTEGER PRIMARY KEY,
+            chat_id      INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+            ts           TEXT NOT NULL,
+            sender       TEXT,
+            text         TEXT NOT NULL,
+            kind         TEXT NOT NULL CHECK (kind IN ('text', 'system', 'media', 'deleted')),
+            attachment   TEXT,
+            edited       INTEGER NOT NULL DEFAULT 0,
+            source_line  INTEGER,
+            -- (timestamp, sender, text, n-th repeat): the same message in a later, longer export
+            message_key  TEXT NOT NULL,
+            UNIQUE (chat_id, message_key)
+        );
+        CREATE INDEX messages_by_chat_time ON messages(chat_id, ts, id);
+        CREATE INDEX messages_by_key ON messages(message_key);
+        CREATE TABLE chunks (
+            id                INTEGER PRIMARY KEY,
+            chat_id           INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+            day               TEXT NOT NULL,
+            first_message_id  INTEGER NOT NULL,
+            last_message_id   INTEGER NOT NULL,
+            message_ids       TEXT NOT NULL,
+            senders           TEXT NOT NULL,
+            text              TEXT NOT NULL,
+            tokens            INTEGER NOT NULL
+        );
+        CREATE INDEX chunks_by_chat_day ON chunks(chat_id, day);
+        -- Keyword search over the same passages; kept in step with `chunks` by the importer.
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            text, content='chunks', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+        );
+        CREATE TABLE chat_imports (
+            id                INTEGER PRIMARY KEY,
+            chat_id           INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+            source_path       TEXT,
+            imported_at       TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+            messages_in_file  INTEGER NOT NULL,
+            messages_added    INTEGER NOT NULL,
+            skipped_lines     INTEGER NOT NULL,
+            attachments       INTEGER NOT NULL
+        );
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_vector_registry", m001_vector_registry),
     ("002_app_state", m002_settings),
+    ("003_chats", m003_chats),
 ]
 
 

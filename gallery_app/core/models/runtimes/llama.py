@@ -64,8 +64,52 @@ class ChatLLM:
     def loaded(self) -> bool:
         return self._llama.loaded
 
+    def tokenize(self, text: str) -> list[int]:
+        """Tokens of a whole prompt, as the model reads it (template markers as special tokens)."""
+        return self._model().tokenize(text.encode("utf-8"), add_bos=True, special=True)
+
     def count_tokens(self, text: str) -> int:
         return len(self._model().tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    @property
+    def chat_template(self) -> str | None:
+        """The GGUF's chat template; None for base models, which get a plain completion prompt."""
+        if self.spec.prompt_style != "chat":
+            return None
+        return self._model().metadata.get("tokenizer.chat_template") or None
+
+    def _special_text(self, token: int) -> str:
+        return self._model().detokenize([token], special=True).decode("utf-8", errors="ignore")
+
+    def render_chat(self, messages: Sequence[ChatMessage]) -> tuple[str, list[str]]:
+        """The exact prompt text the chat template makes of ``messages``, and the template's stop strings."""
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        llama = self._model()
+        template = self.chat_template
+        if template is None:
+            raise ModelError(f"{self.spec.name} has no chat template; use a completion prompt.")
+        eos, bos = self._special_text(llama.token_eos()), self._special_text(llama.token_bos())
+        formatted = Jinja2ChatFormatter(template, eos_token=eos, bos_token=bos)(messages=list(messages))
+        stops = [s for s in ([formatted.stop] if isinstance(formatted.stop, str) else formatted.stop or []) if s]
+        return formatted.prompt, stops or [eos]
+
+    def stream_completion(self, prompt_tokens: list[int], *, max_tokens: int, stop: Sequence[str] = (),
+                          temperature: float = 0.0, cancel: Callable[[], bool] | None = None) -> Iterator[str]:
+        """Continue an already tokenised prompt, piece by piece; stops between tokens when ``cancel()``."""
+        stream = self._model().create_completion(
+            prompt=prompt_tokens, max_tokens=max_tokens, temperature=temperature, stop=list(stop), stream=True,
+            seed=self._seed, top_k=1 if temperature == 0 else 40, repeat_penalty=1.0,
+        )
+        try:
+            for chunk in stream:
+                if cancel is not None and cancel():
+                    raise Cancelled("The answer was stopped.")
+                piece = chunk["choices"][0].get("text")
+                if piece:
+                    yield piece
+        finally:
+            stream.close()
 
     def stream_chat(self, messages: Sequence[ChatMessage], *, max_tokens: int = 256, temperature: float = 0.2,
                     stop: Sequence[str] = (), cancel: Callable[[], bool] | None = None) -> Iterator[str]:

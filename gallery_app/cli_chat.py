@@ -1,0 +1,176 @@
+"""`gallery-app-cli chat …`: parse, import, list, ask and a conversation loop, without a window."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def _print_passages(found, stream=sys.stdout) -> None:
+    print(found.retrieval.describe() + (f" (searched for: {found.search_query})" if found.search_query else ""),
+          file=stream)
+    for match in found.retrieval.matches:
+        print(f"  ── {match.chat_title} · {match.day} · similarity {match.similarity:.2f}", file=stream)
+        for line in match.text.split("\n"):
+            print(f"     {line}", file=stream)
+    if found.retrieval.unindexed:
+        print(f"  ({found.retrieval.unindexed} passages are not indexed for this model yet: "
+              "run gallery-app-cli chat reindex)", file=stream)
+
+
+def _open_store():
+    from gallery_app.core.store import open_store
+
+    return open_store()
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    from gallery_app.core.chat.export_file import read_export
+    from gallery_app.core.chat.whatsapp import parse_chat_text
+
+    parsed = parse_chat_text(read_export(Path(args.file)).text)
+    for message in parsed.messages:
+        print(json.dumps({"ts": message.timestamp.isoformat(), "sender": message.sender, "text": message.text,
+                          "kind": message.kind.value, "attachment": message.attachment, "line": message.line},
+                         ensure_ascii=False))
+    print(f"{len(parsed.messages)} messages; date order {parsed.date_order}; "
+          f"{len(parsed.skipped_lines)} unreadable lines before the first message", file=sys.stderr)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from gallery_app.cli import _ProgressBar
+    from gallery_app.core.chat.importer import import_chat
+    from gallery_app.core.models.loading import open_text_embedder
+
+    conn = _open_store()
+    embedder = open_text_embedder(args.embedder)
+    bars: dict[str, _ProgressBar] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage == "embedded" and total:
+            bars.setdefault(stage, _ProgressBar("Embedding passages", unit="passages"))(done, total)
+
+    for file in args.files:
+        summary = import_chat(conn, Path(file), embedder, progress=progress)
+        for bar in bars.values():
+            bar.close()
+        bars.clear()
+        print(summary.describe())
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from gallery_app.core.chat.repository import list_chats
+
+    chats = list_chats(_open_store())
+    if not chats:
+        print("No chats imported yet. Import one with: gallery-app-cli chat import _chat.txt")
+    for chat in chats:
+        print(f"{chat.id:>4}  {chat.describe()}")
+    return 0
+
+
+def _session(args: argparse.Namespace):
+    from gallery_app.core.chat.session import ChatSession, FollowUps
+    from gallery_app.core.models.loading import open_chat_llm, open_text_embedder
+
+    llm = open_chat_llm(args.llm, n_ctx=args.context)
+    return ChatSession(_open_store(), open_text_embedder(args.embedder), llm, k=args.passages,
+                       follow_ups=FollowUps(args.follow_ups), chats=args.chat or None, answer_tokens=args.answer_tokens)
+
+
+def _ask(session, question: str, show_prompt: bool) -> None:
+    from gallery_app.core.chat.session import Answer, MatchesFound
+
+    for event in session.ask(question):
+        if isinstance(event, MatchesFound):
+            _print_passages(event)
+            print()
+        elif isinstance(event, Answer):
+            print()
+            if show_prompt and event.prompt is not None:
+                print(f"\n── prompt sent ({len(event.prompt.tokens)} tokens) ──\n{event.prompt.text}\n── end of prompt ──")
+        else:
+            print(event, end="", flush=True)
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    _ask(_session(args), args.question, args.show_prompt)
+    return 0
+
+
+def cmd_repl(args: argparse.Namespace) -> int:
+    session = _session(args)
+    print("Ask about your chats. /new starts a new conversation, /quit (or Ctrl+D) leaves.")
+    while True:
+        try:
+            question = input("? ").strip()
+        except (EOFError, KeyboardInterrupt):
+            print()
+            return 0
+        if question in ("/quit", "/exit"):
+            return 0
+        if question == "/new":
+            session.new_conversation()
+            print("New conversation.")
+            continue
+        if question:
+            _ask(session, question, args.show_prompt)
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    from gallery_app.core.chat.importer import reindex
+    from gallery_app.core.models.loading import open_text_embedder
+
+    embedder = open_text_embedder(args.embedder)
+    added = reindex(_open_store(), embedder)
+    print(f"{added} passages embedded with {embedder.spec.name}.")
+    return 0
+
+
+def add_chat_commands(commands: argparse._SubParsersAction) -> None:
+    from gallery_app.core.chat.session import DEFAULT_FOLLOW_UPS, FollowUps
+
+    chat = commands.add_parser("chat", help="import WhatsApp chats and ask questions about them",
+                               description="Import WhatsApp exports and ask questions answered from them.")
+    actions = chat.add_subparsers(dest="chat_command", metavar="ACTION", required=True)
+
+    def model_options(parser: argparse.ArgumentParser, llm: bool) -> None:
+        parser.add_argument("--embedder", metavar="SETTING", help="text-embedder: a model key or a model folder")
+        if llm:
+            parser.add_argument("--llm", metavar="SETTING", help="chat-llm: a model key or a .gguf file")
+            parser.add_argument("--chat", type=int, action="append", metavar="ID", help="only this chat (repeatable)")
+            parser.add_argument("--passages", type=int, default=4, help="passages given to the model (default 4)")
+            parser.add_argument("--context", type=int, default=4096, help="LLM context window in tokens")
+            parser.add_argument("--answer-tokens", type=int, default=96, help="longest answer in tokens")
+            parser.add_argument("--follow-ups", choices=[f.value for f in FollowUps], default=DEFAULT_FOLLOW_UPS.value,
+                                help="how a follow-up question is searched for")
+            parser.add_argument("--show-prompt", action="store_true", help="print the exact prompt sent to the model")
+
+    parse = actions.add_parser("parse", help="print a chat export's messages as JSON Lines",
+                               description="Parse a _chat.txt or export .zip; one JSON object per message.")
+    parse.add_argument("file")
+    parse.set_defaults(handler=cmd_parse)
+    imp = actions.add_parser("import", help="import WhatsApp exports (_chat.txt or .zip)",
+                             description="Import chats; importing a longer export again adds only new messages.")
+    imp.add_argument("files", nargs="+")
+    model_options(imp, llm=False)
+    imp.set_defaults(handler=cmd_import)
+    listing = actions.add_parser("list", help="list imported chats", description="List the imported chats.")
+    listing.set_defaults(handler=cmd_list)
+    ask = actions.add_parser("ask", help="ask one question (the answer streams)",
+                             description="Find the messages that answer a question and let the local LLM answer.")
+    ask.add_argument("question")
+    model_options(ask, llm=True)
+    ask.set_defaults(handler=cmd_ask)
+    repl = actions.add_parser("repl", help="a conversation: follow-up questions work",
+                              description="Ask questions one after another; follow-ups use the conversation.")
+    model_options(repl, llm=True)
+    repl.set_defaults(handler=cmd_repl)
+    re_index = actions.add_parser("reindex", help="embed passages the current embedder has not seen",
+                                  description="After switching text-embedder, embed all passages with it.")
+    model_options(re_index, llm=False)
+    re_index.set_defaults(handler=cmd_reindex)

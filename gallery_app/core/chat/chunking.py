@@ -1,0 +1,191 @@
+"""Cutting a chat into passages for the embedder: bursts of one day, every line with its sender.
+
+A passage is what the embedder sees and what the person is shown, so each line reads
+``Name: text`` — including every line of a multi-line message and every part of a long
+message that had to be split — and a passage never spans two days. Passages are budgeted
+in the embedder's own tokens so none is silently truncated.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from itertools import groupby
+
+DEFAULT_CHUNK_TOKENS = 160
+_SENTENCE_END = re.compile(r"(?<=[.!?…。！？])\s+")
+
+
+@dataclass(frozen=True)
+class ChunkInput:
+    """The part of a stored message chunking needs."""
+
+    id: int
+    timestamp: datetime
+    sender: str
+    text: str
+
+
+@dataclass
+class Chunk:
+    day: date
+    message_ids: list[int]
+    senders: list[str]
+    text: str
+    tokens: int
+    first_timestamp: datetime
+    last_timestamp: datetime
+    lines: list[str] = field(default_factory=list, repr=False)
+
+
+@dataclass(frozen=True)
+class ChunkingConfig:
+    #: Budget per passage in the embedder's tokens (capped at the embedder's max_tokens).
+    max_tokens: int = DEFAULT_CHUNK_TOKENS
+    #: Start the passage with the day ("2024-05-03"): measured on the evaluation set (see docs).
+    include_date: bool = False
+    #: Also start a new passage after a pause this long within a day (None: only the day splits).
+    max_gap_minutes: int | None = None
+
+
+class TokenCounter:
+    """Counts a passage's tokens from its lines without re-tokenising the whole passage each time."""
+
+    def __init__(self, count_tokens: Callable[[str], int]):
+        self._count = count_tokens
+        # Prefix ("passage: ") and special tokens are paid once per passage, not once per line.
+        self.overhead = count_tokens("")
+
+    def line_cost(self, line: str) -> int:
+        # +1 for the newline that joins it to the previous line (at most one token in every tokenizer we use).
+        return max(1, self._count(line) - self.overhead) + 1
+
+    def exact(self, text: str) -> int:
+        return self._count(text)
+
+
+def message_lines(sender: str, text: str) -> list[str]:
+    return [f"{sender}: {line.strip()}" for line in text.split("\n") if line.strip()]
+
+
+def _split_long_line(line: str, sender: str, budget: int, counter: TokenCounter) -> list[str]:
+    """Split ``Name: very long text`` at sentence ends, else between words, else inside a word."""
+    body = line[len(sender) + 2:]
+    prefix = f"{sender}: "
+    pieces: list[str] = []
+    for sentence in _SENTENCE_END.split(body):
+        if counter.line_cost(prefix + sentence) <= budget:
+            pieces.append(sentence)
+            continue
+        current: list[str] = []
+        for word in sentence.split():
+            if current and counter.line_cost(prefix + " ".join(current + [word])) > budget:
+                pieces.append(" ".join(current))
+                current = []
+            current.append(word)
+            while counter.line_cost(prefix + " ".join(current)) > budget and len(current[0]) > 1:
+                # A single "word" longer than the budget (a URL, a string of emoji): cut it in half.
+                word = current.pop()
+                half = max(1, len(word) // 2)
+                pieces.append(" ".join(current + [word[:half]]).strip())
+                current = [word[half:]]
+        if current:
+            pieces.append(" ".join(current))
+    # Re-pack the pieces greedily so a long message does not turn into many tiny lines.
+    packed: list[str] = []
+    for piece in pieces:
+        if packed and counter.line_cost(prefix + packed[-1] + " " + piece) <= budget:
+            packed[-1] += " " + piece
+        else:
+            packed.append(piece)
+    return [prefix + piece for piece in packed if piece]
+
+
+@dataclass
+class _Draft:
+    """A passage being filled: its lines and, per line, the message it came from (None for the date line)."""
+
+    lines: list[str] = field(default_factory=list)
+    owners: list[ChunkInput | None] = field(default_factory=list)
+    cost: int = 0
+
+    def add(self, line: str, owner: ChunkInput | None, cost: int) -> None:
+        self.lines.append(line)
+        self.owners.append(owner)
+        self.cost += cost
+
+    @property
+    def has_messages(self) -> bool:
+        return any(owner is not None for owner in self.owners)
+
+
+def _finish(draft: _Draft, day: date, counter: TokenCounter, max_tokens: int) -> list[Chunk]:
+    text = "\n".join(draft.lines)
+    tokens = counter.exact(text)
+    messages = [owner for owner in draft.owners if owner is not None]
+    if tokens > max_tokens and len(messages) > 1:
+        # The per-line estimate undercounted: split the passage in two rather than let the embedder truncate it.
+        middle = len(draft.lines) // 2
+        halves = (_Draft(draft.lines[:middle], draft.owners[:middle]), _Draft(draft.lines[middle:], draft.owners[middle:]))
+        return [chunk for half in halves if half.has_messages for chunk in _finish(half, day, counter, max_tokens)]
+    ids, senders = [], []
+    for message in messages:
+        if not ids or ids[-1] != message.id:
+            ids.append(message.id)
+        if message.sender not in senders:
+            senders.append(message.sender)
+    return [Chunk(day, ids, senders, text, tokens, messages[0].timestamp, messages[-1].timestamp, list(draft.lines))]
+
+
+def _day_drafts(messages: Sequence[ChunkInput], budget: int, counter: TokenCounter,
+                config: ChunkingConfig) -> Iterator[_Draft]:
+    header = messages[0].timestamp.date().isoformat() if config.include_date else None
+
+    def start() -> _Draft:
+        draft = _Draft(cost=counter.overhead)
+        if header:
+            draft.add(header, None, counter.line_cost(header))
+        return draft
+
+    room_for_text = budget - start().cost
+    draft = start()
+    previous_time: datetime | None = None
+    for message in messages:
+        lines = []
+        for line in message_lines(message.sender, message.text):
+            if counter.line_cost(line) > room_for_text:
+                lines.extend(_split_long_line(line, message.sender, room_for_text, counter))
+            else:
+                lines.append(line)
+        if not lines:
+            continue
+        long_pause = (config.max_gap_minutes is not None and previous_time is not None
+                      and (message.timestamp - previous_time).total_seconds() > config.max_gap_minutes * 60)
+        previous_time = message.timestamp
+        if long_pause and draft.has_messages:
+            yield draft
+            draft = start()
+        for line in lines:
+            cost = counter.line_cost(line)
+            if draft.has_messages and draft.cost + cost > budget:
+                yield draft
+                draft = start()
+            draft.add(line, message, cost)
+    if draft.has_messages:
+        yield draft
+
+
+def chunk_messages(messages: Iterable[ChunkInput], count_tokens: Callable[[str], int], *, max_tokens: int,
+                   config: ChunkingConfig = ChunkingConfig()) -> list[Chunk]:
+    """Passages for ``messages`` (in chat order), each within ``min(config.max_tokens, max_tokens)`` tokens."""
+    counter = TokenCounter(count_tokens)
+    budget = min(config.max_tokens, max_tokens)
+    if budget <= counter.overhead + 16:
+        raise ValueError(f"A passage budget of {budget} tokens leaves no room for text.")
+    chunks: list[Chunk] = []
+    for day, group in groupby(messages, key=lambda m: m.timestamp.date()):
+        for draft in _day_drafts(list(group), budget, counter, config):
+            chunks.extend(_finish(draft, day, counter, max_tokens))
+    return chunks

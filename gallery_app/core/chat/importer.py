@@ -1,0 +1,269 @@
+"""Importing a WhatsApp export: parse → messages → passages → embeddings → store, all or nothing.
+
+The slow part (embedding) happens before anything is written; the write itself is one
+short transaction per chat, so a crash or a cancel leaves the previous state. The same
+export imported twice adds nothing; a longer export of a chat already here adds only its
+new messages, and only the days that gained messages are cut into passages again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+
+import apsw
+import numpy as np
+
+from gallery_app.core.chat.chunking import Chunk, ChunkingConfig, ChunkInput, chunk_messages
+from gallery_app.core.chat.export_file import ChatExport, read_export
+from gallery_app.core.chat.messages import Message, MessageKind, ParsedChat
+from gallery_app.core.chat.whatsapp import parse_chat_text
+from gallery_app.core.errors import Cancelled
+from gallery_app.core.models.runtimes.embedders import TextEmbedder
+from gallery_app.core.store import atomic, ensure_vector_table, insert_vectors
+from gallery_app.core.store.vectors import VectorTable, delete_vectors
+
+#: (stage, done, total); stages: "parsed", "embedded", "stored".
+ImportProgress = Callable[[str, int, int], None]
+EMBED_BATCH = 32
+CHUNK_METADATA = {"chat_id": "integer", "day": "text"}
+#: Share of an export's messages that must already be in a chat for it to count as the same chat.
+SAME_CHAT_OVERLAP = 0.5
+
+
+@dataclass
+class ImportSummary:
+    chat_id: int
+    title: str
+    new_chat: bool
+    messages_in_file: int
+    messages_added: int
+    participants: list[str]
+    first: datetime | None
+    last: datetime | None
+    skipped_lines: int
+    attachments: int
+    media_placeholders: int
+    system_messages: int
+    passages_added: int
+    skipped_examples: list[tuple[int, str]] = field(default_factory=list)
+
+    def describe(self) -> str:
+        if self.messages_in_file == 0:
+            return f"No WhatsApp messages were found in “{self.title}”."
+        span = f"{self.first:%d %b %Y} to {self.last:%d %b %Y}" if self.first and self.last else ""
+        if self.messages_added == 0:
+            head = f"“{self.title}” is already up to date: all {self.messages_in_file} messages were imported before."
+        elif self.new_chat:
+            head = f"Imported “{self.title}”: {self.messages_added} messages from {span}."
+        else:
+            head = f"Added {self.messages_added} new messages to “{self.title}” (now up to {self.last:%d %b %Y})."
+        details = [f"{len(self.participants)} people: {', '.join(self.participants)}"] if self.participants else []
+        if self.attachments:
+            details.append(f"{self.attachments} attachments")
+        if self.media_placeholders:
+            details.append(f"{self.media_placeholders} media not included in the export")
+        if self.skipped_lines:
+            details.append(f"{self.skipped_lines} lines before the first message could not be read")
+        return head + (" " + "; ".join(details) + "." if details else "")
+
+
+def message_keys(messages: list[Message]) -> list[str]:
+    """A stable identity per message; a repeat of the same text in the same minute gets its own key."""
+    seen: Counter[tuple] = Counter()
+    keys = []
+    for message in messages:
+        identity = (message.timestamp.isoformat(), message.sender or "", message.text)
+        seen[identity] += 1
+        raw = json.dumps([*identity, seen[identity]], ensure_ascii=False)
+        keys.append(hashlib.sha1(raw.encode("utf-8")).hexdigest())
+    return keys
+
+
+def _find_same_chat(conn: apsw.Connection, keys: list[str]) -> int | None:
+    """The chat that already holds most of these messages, if it holds enough of them to be the same chat."""
+    if not keys:
+        return None
+    best: Counter[int] = Counter()
+    for start in range(0, len(keys), 900):
+        batch = keys[start:start + 900]
+        rows = conn.execute(
+            f"SELECT chat_id, count(*) FROM messages WHERE message_key IN ({','.join('?' * len(batch))}) "
+            "GROUP BY chat_id", batch)
+        for chat_id, count in rows:
+            best[chat_id] += count
+    if not best:
+        return None
+    chat_id, overlap = best.most_common(1)[0]
+    existing = conn.execute("SELECT count(*) FROM messages WHERE chat_id = ?", (chat_id,)).fetchone()[0]
+    return chat_id if overlap >= SAME_CHAT_OVERLAP * min(len(keys), existing) else None
+
+
+def _chunkable(message_id: int, timestamp: datetime, sender: str | None, text: str,
+               kind: MessageKind) -> ChunkInput | None:
+    if kind is not MessageKind.TEXT or not sender or not text.strip():
+        return None  # system lines, media placeholders and deleted messages carry nothing to find
+    return ChunkInput(message_id, timestamp, sender, text)
+
+
+def _existing_messages_on_days(conn: apsw.Connection, chat_id: int, days: set[date]) -> list[ChunkInput]:
+    inputs = []
+    for day in sorted(days):
+        rows = conn.execute(
+            "SELECT id, ts, sender, text, kind FROM messages WHERE chat_id = ? AND substr(ts, 1, 10) = ? "
+            "ORDER BY ts, id", (chat_id, day.isoformat()))
+        for message_id, ts, sender, text, kind in rows:
+            item = _chunkable(message_id, datetime.fromisoformat(ts), sender, text, MessageKind(kind))
+            if item:
+                inputs.append(item)
+    return inputs
+
+
+def vector_table_for(conn: apsw.Connection, embedder: TextEmbedder) -> VectorTable:
+    return ensure_vector_table(conn, "chunks", embedder.model_key, embedder.dims, metadata=CHUNK_METADATA)
+
+
+def _embed(embedder: TextEmbedder, texts: list[str], progress: ImportProgress | None,
+           cancel: Callable[[], bool] | None) -> np.ndarray:
+    parts = []
+    for start in range(0, len(texts), EMBED_BATCH):
+        if cancel is not None and cancel():
+            raise Cancelled("The import was cancelled; nothing was changed.")
+        parts.append(embedder.embed_passages(texts[start:start + EMBED_BATCH]))
+        if progress:
+            progress("embedded", min(start + EMBED_BATCH, len(texts)), len(texts))
+    return np.concatenate(parts) if parts else np.zeros((0, embedder.dims), np.float32)
+
+
+def import_chat(conn: apsw.Connection, source: Path | ChatExport, embedder: TextEmbedder, *,
+                progress: ImportProgress | None = None, cancel: Callable[[], bool] | None = None,
+                config: ChunkingConfig = ChunkingConfig(), title: str | None = None) -> ImportSummary:
+    export = source if isinstance(source, ChatExport) else read_export(Path(source))
+    parsed: ParsedChat = parse_chat_text(export.text)
+    messages = parsed.messages
+    if progress:
+        progress("parsed", len(messages), len(messages))
+    keys = message_keys(messages)
+    chat_id = _find_same_chat(conn, keys)
+    known = set()
+    if chat_id is not None:
+        known = {row[0] for row in conn.execute("SELECT message_key FROM messages WHERE chat_id = ?", (chat_id,))}
+    fresh = [(key, message) for key, message in zip(keys, messages) if key not in known]
+
+    # New messages get provisional negative ids until the insert gives them real ones.
+    provisional = {-1 - i: message for i, (_key, message) in enumerate(fresh)}
+    affected_days = {message.timestamp.date() for _key, message in fresh}
+    inputs = _existing_messages_on_days(conn, chat_id, affected_days) if chat_id is not None else []
+    inputs += [item for pid, m in provisional.items()
+               if (item := _chunkable(pid, m.timestamp, m.sender, m.text, m.kind))]
+    inputs.sort(key=lambda item: (item.timestamp, item.id >= 0, abs(item.id)))
+    chunks = chunk_messages(inputs, embedder.count_tokens, max_tokens=embedder.max_tokens, config=config)
+    vectors = _embed(embedder, [chunk.text for chunk in chunks], progress, cancel)
+    if cancel is not None and cancel():
+        raise Cancelled("The import was cancelled; nothing was changed.")
+
+    new_chat = chat_id is None
+    with atomic(conn):
+        table = vector_table_for(conn, embedder)
+        if new_chat:
+            conn.execute("INSERT INTO chats(title, source_path, date_order) VALUES (?, ?, ?)",
+                         (title or export.title, str(export.source), parsed.date_order))
+            chat_id = conn.last_insert_rowid()
+        real_ids = _insert_messages(conn, chat_id, fresh)
+        _replace_chunks(conn, table, embedder, chat_id, affected_days, chunks, vectors, real_ids)
+        conn.execute(
+            "INSERT INTO chat_imports(chat_id, source_path, messages_in_file, messages_added, skipped_lines, "
+            "attachments) VALUES (?, ?, ?, ?, ?, ?)",
+            (chat_id, str(export.source), len(messages), len(fresh), len(parsed.skipped_lines),
+             len(parsed.attachments)))
+    if progress:
+        progress("stored", len(chunks), len(chunks))
+    chat_title = conn.execute("SELECT title FROM chats WHERE id = ?", (chat_id,)).fetchone()[0]
+    stamps = [m.timestamp for m in messages if m.kind is not MessageKind.SYSTEM]
+    return ImportSummary(
+        chat_id=chat_id, title=chat_title, new_chat=new_chat, messages_in_file=len(messages),
+        messages_added=len(fresh), participants=parsed.participants, first=min(stamps) if stamps else None,
+        last=max(stamps) if stamps else None,
+        skipped_lines=len(parsed.skipped_lines), attachments=len(parsed.attachments),
+        media_placeholders=sum(m.kind is MessageKind.MEDIA for m in messages),
+        system_messages=sum(m.kind is MessageKind.SYSTEM for m in messages), passages_added=len(chunks),
+        skipped_examples=parsed.skipped_lines[:5],
+    )
+
+
+def _insert_messages(conn: apsw.Connection, chat_id: int, fresh: list[tuple[str, Message]]) -> dict[int, int]:
+    real_ids = {}
+    for index, (key, message) in enumerate(fresh):
+        conn.execute(
+            "INSERT INTO messages(chat_id, ts, sender, text, kind, attachment, edited, source_line, message_key) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (chat_id, message.timestamp.isoformat(), message.sender, message.text, message.kind.value,
+             message.attachment, int(message.edited), message.line, key))
+        real_ids[-1 - index] = conn.last_insert_rowid()
+    return real_ids
+
+
+def _replace_chunks(conn: apsw.Connection, table: VectorTable, embedder: TextEmbedder, chat_id: int,
+                    days: set[date], chunks: list[Chunk], vectors: np.ndarray, real_ids: dict[int, int]) -> None:
+    day_list = [day.isoformat() for day in sorted(days)]
+    old = [row[0] for day in day_list
+           for row in conn.execute("SELECT id FROM chunks WHERE chat_id = ? AND day = ?", (chat_id, day))]
+    for chunk_id in old:
+        # External-content FTS rows are removed by repeating the indexed values with the 'delete' command.
+        conn.execute("INSERT INTO chunks_fts(chunks_fts, rowid, text) SELECT 'delete', id, text FROM chunks "
+                     "WHERE id = ?", (chunk_id,))
+        conn.execute("DELETE FROM chunks WHERE id = ?", (chunk_id,))
+    _delete_vectors_everywhere(conn, old)
+    new_ids = []
+    for chunk in chunks:
+        ids = [real_ids.get(i, i) for i in chunk.message_ids]
+        conn.execute(
+            "INSERT INTO chunks(chat_id, day, first_message_id, last_message_id, message_ids, senders, text, tokens) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (chat_id, chunk.day.isoformat(), ids[0], ids[-1], json.dumps(ids), json.dumps(chunk.senders, ensure_ascii=False),
+             chunk.text, chunk.tokens))
+        chunk_id = conn.last_insert_rowid()
+        conn.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", (chunk_id, chunk.text))
+        new_ids.append(chunk_id)
+    if new_ids:
+        insert_vectors(conn, table, new_ids, vectors, model_key=embedder.model_key,
+                       metadata={"chat_id": [chat_id] * len(new_ids), "day": [c.day.isoformat() for c in chunks]})
+
+
+def _delete_vectors_everywhere(conn: apsw.Connection, chunk_ids: list[int]) -> None:
+    """A replaced passage leaves every model's table, not only the current embedder's."""
+    if not chunk_ids:
+        return
+    from gallery_app.core.store import list_vector_tables
+
+    for table in list_vector_tables(conn):
+        if table.kind == "chunks":
+            delete_vectors(conn, table, chunk_ids)
+
+
+def missing_vectors(conn: apsw.Connection, embedder: TextEmbedder) -> int:
+    """How many passages the current embedder has not embedded yet (e.g. after switching models)."""
+    table = vector_table_for(conn, embedder)
+    total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    indexed = conn.execute(f"SELECT count(*) FROM {table.name}").fetchone()[0]
+    return max(0, total - indexed)
+
+
+def reindex(conn: apsw.Connection, embedder: TextEmbedder, *, progress: ImportProgress | None = None,
+            cancel: Callable[[], bool] | None = None) -> int:
+    """Embed every passage the current embedder's table lacks; returns how many were added."""
+    table = vector_table_for(conn, embedder)
+    rows = conn.execute(
+        f"SELECT id, chat_id, day, text FROM chunks WHERE id NOT IN (SELECT rowid FROM {table.name}) ORDER BY id"
+    ).fetchall()
+    vectors = _embed(embedder, [row[3] for row in rows], progress, cancel)
+    with atomic(conn):
+        if rows:
+            insert_vectors(conn, table, [row[0] for row in rows], vectors, model_key=embedder.model_key,
+                           metadata={"chat_id": [row[1] for row in rows], "day": [row[2] for row in rows]})
+    return len(rows)

@@ -1,0 +1,153 @@
+"""Grounded prompts that always fit: rules, retrieved passages, recent turns, the question.
+
+Every part is counted with the LLM's own tokenizer. When prompt + answer budget would not
+fit the context window, the least useful parts go first — the running summary, passages
+ranked below the top two, the oldest turns, then the remaining passages down to one — so
+"context is full" can never happen. Chat models get their GGUF chat template; base models a
+plain completion prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from gallery_app.core.chat.retrieval import Match
+
+SYSTEM_PROMPT = (
+    "You answer questions about the user's own chat messages.\n"
+    "Use only the context messages below. Each context line starts with the name of the person who wrote it, "
+    "then a colon: that person said it.\n"
+    "Never name a person who does not appear in the context.\n"
+    "Answer in one short sentence.\n"
+    "If the context does not contain the answer, reply exactly: I don't know."
+)
+DONT_KNOW = "I don't know"
+MAX_REPLAYED_TURNS = 6
+SUMMARY_TOKENS = 120
+#: Tokens kept free besides the answer, for the template's markers the per-part counts miss.
+SAFETY_MARGIN = 16
+
+
+@dataclass(frozen=True)
+class Turn:
+    question: str
+    answer: str
+
+
+@dataclass
+class Conversation:
+    """What was asked and answered so far; older turns are folded into a short summary."""
+
+    turns: list[Turn] = field(default_factory=list)
+
+    def add(self, question: str, answer: str) -> None:
+        self.turns.append(Turn(question, answer.strip()))
+
+    @property
+    def recent(self) -> list[Turn]:
+        return self.turns[-MAX_REPLAYED_TURNS:]
+
+    @property
+    def older(self) -> list[Turn]:
+        return self.turns[:-MAX_REPLAYED_TURNS]
+
+    @property
+    def previous_question(self) -> str | None:
+        return self.turns[-1].question if self.turns else None
+
+    def clear(self) -> None:
+        self.turns.clear()
+
+
+def summarise(turns: Sequence[Turn], count_tokens: Callable[[str], int], budget: int = SUMMARY_TOKENS) -> str:
+    """A running summary of older turns: the newest ones that fit ``budget`` tokens, oldest first."""
+    lines: list[str] = []
+    used = 0
+    for turn in reversed(turns):
+        line = f"Asked: {turn.question} Answer: {turn.answer}"
+        cost = count_tokens(line) + 1
+        if used + cost > budget:
+            break
+        lines.insert(0, line)
+        used += cost
+    return "\n".join(lines)
+
+
+def format_context(matches: Sequence[Match]) -> str:
+    blocks = []
+    for match in matches:
+        blocks.append(f"[{match.chat_title}, {match.day}]\n{match.text}")
+    return "\n\n".join(blocks)
+
+
+@dataclass
+class Prompt:
+    text: str
+    tokens: list[int]
+    stop: list[str]
+    matches: list[Match]
+    turns: list[Turn]
+    summary: str
+    answer_tokens: int
+
+
+class PromptBuilder:
+    """Builds the prompt for one question within ``n_ctx`` (prompt) + ``answer_tokens`` (answer)."""
+
+    def __init__(self, llm, *, answer_tokens: int = 96):
+        self.llm = llm
+        self.answer_tokens = answer_tokens
+
+    def _render(self, question: str, matches: Sequence[Match], turns: Sequence[Turn], summary: str) -> tuple[str, list[str]]:
+        context = format_context(matches) or "(no messages found)"
+        user = f"Context:\n{context}\n\nQuestion: {question}"
+        if self.llm.chat_template is not None:
+            system = SYSTEM_PROMPT + (f"\n\nEarlier in this conversation:\n{summary}" if summary else "")
+            messages = [{"role": "system", "content": system}]
+            for turn in turns:
+                messages += [{"role": "user", "content": turn.question}, {"role": "assistant", "content": turn.answer}]
+            messages.append({"role": "user", "content": user})
+            return self.llm.render_chat(messages)
+        # A base model continues text: the rules, the context, then a Q/A transcript ending in "A:".
+        history = "".join(f"Q: {t.question}\nA: {t.answer}\n" for t in turns)
+        earlier = f"Earlier in this conversation:\n{summary}\n\n" if summary else ""
+        text = f"{SYSTEM_PROMPT}\n\n{earlier}Context:\n{context}\n\n{history}Q: {question}\nA:"
+        return text, ["\nQ:", "\n\n"]
+
+    def build(self, question: str, matches: Sequence[Match], conversation: Conversation | None = None,
+              participants: Sequence[str] = ()) -> Prompt:
+        conversation = conversation or Conversation()
+        matches, turns = list(matches), list(conversation.recent)
+        summary = summarise(conversation.older, self.llm.count_tokens) if conversation.older else ""
+        limit = self.llm.n_ctx - self.answer_tokens - SAFETY_MARGIN
+        while True:
+            text, stops = self._render(question, matches, turns, summary)
+            tokens = self.llm.tokenize(text)
+            if len(tokens) <= limit:
+                break
+            if summary:
+                summary = ""
+            elif len(matches) > 2:
+                matches.pop()
+            elif turns:
+                turns.pop(0)
+            elif len(matches) > 1:
+                matches.pop()
+            elif matches and matches[0].text:
+                # One passage alone is too long: keep its first lines.
+                lines = matches[0].text.split("\n")
+                keep = max(0, len(lines) // 2 if len(lines) > 1 else 0)
+                trimmed = "\n".join(lines[:keep]) if keep else matches[0].text[: len(matches[0].text) // 2]
+                matches[0] = _with_text(matches[0], trimmed)
+            else:
+                question = question[: len(question) // 2]  # only an absurdly long question gets here
+        # A small model that starts writing the next chat line ("Ana: …") has stopped answering.
+        stops = list(dict.fromkeys(stops + [f"\n{name}:" for name in participants]))
+        return Prompt(text, tokens, stops, matches, turns, summary, self.answer_tokens)
+
+
+def _with_text(match: Match, text: str) -> Match:
+    from dataclasses import replace
+
+    return replace(match, text=text)

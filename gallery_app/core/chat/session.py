@@ -1,0 +1,144 @@
+"""Asking questions about your chats: retrieve, show the passages, then stream a grounded answer.
+
+``ChatSession.ask`` is a plain generator — first a ``MatchesFound`` event (so the passages can
+be shown before the model says anything), then the answer's text pieces, then the finished
+``Answer`` with the exact prompt — which a UI worker can relay and cancel between tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+import apsw
+
+from gallery_app.core.chat.prompting import DONT_KNOW, Conversation, Prompt, PromptBuilder
+from gallery_app.core.chat.retrieval import ChatRetriever, Retrieval
+from gallery_app.core.models.runtimes.embedders import TextEmbedder
+
+
+class FollowUps(str, Enum):
+    #: Search with the question alone.
+    NONE = "none"
+    #: Search with the previous question prepended (the usual baseline).
+    PREVIOUS = "previous"
+    #: Let the LLM rewrite the question into a standalone one from the recent turns.
+    REWRITE = "rewrite"
+
+
+DEFAULT_FOLLOW_UPS = FollowUps.PREVIOUS
+DEFAULT_USE_KEYWORDS = False
+NOTHING_FOUND = "I couldn't find anything about that in your chats."
+
+REWRITE_INSTRUCTIONS = (
+    "Rewrite the last question so that it can be understood without the conversation before it. "
+    "Replace words like it, that, there, he or she with what they refer to. "
+    "Keep names, places, dates and amounts. Reply with the rewritten question only."
+)
+
+
+@dataclass
+class MatchesFound:
+    retrieval: Retrieval
+    search_query: str
+
+
+@dataclass
+class Answer:
+    question: str
+    search_query: str
+    retrieval: Retrieval
+    prompt: Prompt | None
+    text: str
+
+    @property
+    def knows(self) -> bool:
+        return DONT_KNOW.lower() not in self.text.lower() and self.text != NOTHING_FOUND
+
+
+def participants_of(conn: apsw.Connection, chat_ids: Sequence[int]) -> list[str]:
+    if not chat_ids:
+        return []
+    rows = conn.execute(
+        f"SELECT DISTINCT sender FROM messages WHERE chat_id IN ({','.join('?' * len(chat_ids))}) "
+        "AND sender IS NOT NULL AND kind != 'system'", list(chat_ids))
+    return sorted(row[0] for row in rows)
+
+
+class ChatSession:
+    def __init__(self, conn: apsw.Connection, embedder: TextEmbedder, llm=None, *, k: int = 4,
+                 min_score: float = 0.0, follow_ups: FollowUps = DEFAULT_FOLLOW_UPS,
+                 use_keywords: bool = DEFAULT_USE_KEYWORDS, answer_tokens: int = 96,
+                 chats: Sequence[int] | None = None):
+        self.conn = conn
+        self.retriever = ChatRetriever(conn, embedder, use_keywords=use_keywords)
+        self.llm = llm
+        self.k = k
+        self.min_score = min_score
+        self.follow_ups = FollowUps(follow_ups)
+        self.chats = list(chats) if chats else None
+        self.conversation = Conversation()
+        self.prompts = PromptBuilder(llm, answer_tokens=answer_tokens) if llm is not None else None
+
+    # --- follow-ups ---------------------------------------------------------------------------
+    def rewrite_question(self, question: str) -> str:
+        """The question made standalone by the LLM from the recent turns (unchanged without history)."""
+        recent = self.conversation.recent[-2:]
+        if not recent or self.llm is None:
+            return question
+        transcript = "\n".join(f"Q: {t.question}\nA: {t.answer}" for t in recent)
+        request = f"Conversation:\n{transcript}\n\nLast question: {question}\n\nRewritten question:"
+        if self.llm.chat_template is not None:
+            text, stops = self.llm.render_chat([{"role": "system", "content": REWRITE_INSTRUCTIONS},
+                                                {"role": "user", "content": request}])
+        else:
+            text, stops = f"{REWRITE_INSTRUCTIONS}\n\n{request}", ["\n"]
+        rewritten = "".join(self.llm.stream_completion(self.llm.tokenize(text), max_tokens=48, stop=stops + ["\n"]))
+        rewritten = rewritten.strip().strip('"').strip()
+        # A rewrite that came back empty or rambling is worse than the baseline.
+        if not rewritten or len(rewritten) > 4 * len(question) + 200:
+            return f"{self.conversation.previous_question} {question}"
+        return rewritten
+
+    def search_query(self, question: str) -> str:
+        previous = self.conversation.previous_question
+        if previous is None or self.follow_ups is FollowUps.NONE:
+            return question
+        if self.follow_ups is FollowUps.PREVIOUS:
+            return f"{previous} {question}"
+        return self.rewrite_question(question)
+
+    # --- asking -------------------------------------------------------------------------------
+    def retrieve(self, question: str) -> tuple[str, Retrieval]:
+        query = self.search_query(question)
+        return query, self.retriever.retrieve(query, k=self.k, min_score=self.min_score, chats=self.chats)
+
+    def ask(self, question: str, *, cancel: Callable[[], bool] | None = None) -> Iterator[object]:
+        """Yields MatchesFound, then answer pieces (str), then the Answer; remembers the turn."""
+        query, retrieval = self.retrieve(question)
+        yield MatchesFound(retrieval, query)
+        if not retrieval.matches or self.llm is None:
+            text = NOTHING_FOUND if not retrieval.matches else ""
+            if text:
+                yield text
+            answer = Answer(question, query, retrieval, None, text)
+        else:
+            participants = participants_of(self.conn, sorted({m.chat_id for m in retrieval.matches}))
+            prompt = self.prompts.build(question, retrieval.matches, self.conversation, participants)
+            pieces = []
+            for piece in self.llm.stream_completion(prompt.tokens, max_tokens=prompt.answer_tokens, stop=prompt.stop,
+                                                    cancel=cancel):
+                pieces.append(piece)
+                yield piece
+            answer = Answer(question, query, retrieval, prompt, "".join(pieces).strip())
+        self.conversation.add(question, answer.text or NOTHING_FOUND)
+        yield answer
+
+    def answer(self, question: str, **kwargs) -> Answer:
+        """``ask`` without streaming: the finished Answer."""
+        *_, final = self.ask(question, **kwargs)
+        return final
+
+    def new_conversation(self) -> None:
+        self.conversation.clear()
