@@ -4,8 +4,8 @@
 
 QUESTIONS is a JSON Lines file (one object per line: id, question, previous_question, kind,
 gold_lines, answer_keywords); CHAT a WhatsApp export. The chat is imported into a temporary
-store. For each answerable question, recall@k is the share of its gold messages (the header
-lines listed in gold_lines) found in the top k passages. Follow-ups are asked after their
+store. recall@k is the share of answerable questions with at least one of their gold messages
+(each gold line is the header of a message that answers the question) in the top k passages. Follow-ups are asked after their
 previous question in the same conversation. With an LLM, it also reports the share of answers
 containing an expected keyword and the share of "don't know" on unanswerable questions.
 SPEC is a model setting: a role default, a model key, or a model file/folder.
@@ -97,7 +97,7 @@ def main(argv=None) -> int:
         if gold:
             for k in KS:
                 found = {i for match in retrieval.matches[:k] for i in match.message_ids}
-                value = len(gold & found) / len(gold)
+                value = 1.0 if gold & found else 0.0
                 recall[item["kind"]][k].append(value)
                 recall["overall"][k].append(value)
         text = ""

@@ -1,0 +1,319 @@
+"""Reading a WhatsApp export from disk: a ``_chat.txt`` (or "WhatsApp Chat with X.txt") or the .zip.
+
+Nothing is extracted to disk while reading: the chat text inside a .zip is read into memory,
+and its other members are only listed (`ChatExport.attachments`). `safe_extract_member` writes
+one of them into a folder when it is needed later (to show a photo).
+
+A .zip is untrusted input. Before anything is read, it is refused if any member name could
+point outside a folder (absolute paths, drive letters, ".."), if it is encrypted, or if it
+claims to unpack to more than the cap (or one big member is compressed more than 200:1, a
+zip bomb). While reading, the bytes are counted again, in case the sizes in the .zip lie.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import tempfile
+import zipfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from gallery_app.core.errors import AppError
+
+__all__ = ["ChatExport", "ChatFileError", "read_export", "decode_chat_bytes", "safe_extract_member"]
+
+#: A member at least this big that is compressed more than `MAX_COMPRESSION_RATIO`:1 is a zip bomb.
+BIG_MEMBER_BYTES = 1_000_000
+MAX_COMPRESSION_RATIO = 200
+_CHUNK = 1 << 20
+_WRONG_TYPE_HINT = "Choose the _chat.txt or the .zip WhatsApp made (Export chat in WhatsApp's chat menu)."
+_WRONG_TYPE_HINT_MORE = "In WhatsApp, open the chat, then More › Export chat."
+#: The first bytes of files that are surely not a chat text.
+_BINARY_MAGIC = (b"\xff\xd8\xff", b"\x89PNG", b"GIF8", b"%PDF", b"RIFF", b"Rar!", b"7z\xbc\xaf", b"\x1f\x8b",
+                 b"OggS", b"ID3", b"BM", b"II*\x00", b"MM\x00*")
+# "WhatsApp Chat with Jonas", "WhatsApp Chat - Lisbon trip", "WhatsApp Chat mit X" and friends.
+_TITLE_PREFIX = re.compile(
+    r"^(?:(?:WhatsApp[ -]Chat|Chat de WhatsApp|Chat WhatsApp|Conversa do WhatsApp|Discussion WhatsApp)"
+    r" (?:with|mit|con|com|met|avec|z|s|med|ile|na|dengan) |WhatsApp Chat\s*[-–—:]\s+)",
+    re.IGNORECASE,
+)
+
+
+class ChatFileError(AppError):
+    """The chosen file cannot be read as a WhatsApp export (missing, wrong type, damaged, unsafe)."""
+
+
+@dataclass(frozen=True)
+class ChatExport:
+    #: From the file name: "WhatsApp Chat with Jonas.txt" → "Jonas"; "_chat.txt" → its folder's name.
+    title: str
+    #: The decoded chat text (line ends as in the file).
+    text: str
+    #: Names of the other members of a .zip (media), as stored in the .zip; [] for a .txt.
+    attachments: list[str]
+    source: Path
+
+
+# ---------------------------------------------------------------------------------------------
+# Decoding
+# ---------------------------------------------------------------------------------------------
+
+
+def decode_chat_bytes(raw: bytes) -> str:
+    """The text of a chat file. Never raises.
+
+    UTF-8 with or without BOM, UTF-16 LE/BE with a BOM, UTF-16 without a BOM recognised from its
+    NUL bytes (mostly-ASCII text has a NUL in every other byte), and as a last resort UTF-8 with
+    the undecodable bytes replaced by "�".
+    """
+    if raw.startswith(codecs.BOM_UTF8):
+        return raw[3:].decode("utf-8", errors="replace")
+    if raw.startswith(codecs.BOM_UTF16_LE):
+        return raw[2:].decode("utf-16-le", errors="replace")
+    if raw.startswith(codecs.BOM_UTF16_BE):
+        return raw[2:].decode("utf-16-be", errors="replace")
+    utf16 = _utf16_without_bom(raw)
+    if utf16:
+        return raw.decode(utf16, errors="replace")
+    return raw.decode("utf-8", errors="replace")
+
+
+def _utf16_without_bom(raw: bytes) -> str | None:
+    sample = raw[:8192]
+    pairs = len(sample) // 2
+    if pairs < 2:
+        return None
+    even_nuls = sample[0:pairs * 2:2].count(0)
+    odd_nuls = sample[1:pairs * 2:2].count(0)
+    # Latin text in UTF-16 LE is "A\0B\0": NULs at odd offsets; BE the other way round. Text in
+    # other scripts has fewer NULs, but still far more on one side than on the other.
+    if odd_nuls >= 0.3 * pairs and even_nuls <= 0.05 * pairs:
+        return "utf-16-le"
+    if even_nuls >= 0.3 * pairs and odd_nuls <= 0.05 * pairs:
+        return "utf-16-be"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Titles
+# ---------------------------------------------------------------------------------------------
+
+
+def _title_from_name(stem: str) -> str:
+    title = _TITLE_PREFIX.sub("", stem).strip()
+    return title or stem.strip()
+
+
+def _title_for(path: Path) -> str:
+    if path.suffix.lower() == ".txt" and path.stem.lower() in ("_chat", "chat"):
+        folder = path.resolve().parent.name
+        return _title_from_name(folder) if folder else "WhatsApp chat"
+    return _title_from_name(path.stem)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------------------------
+
+
+def read_export(path: Path, *, max_uncompressed_bytes: int = 2_000_000_000,
+                max_text_bytes: int = 200_000_000) -> ChatExport:
+    """The chat in `path` (a .txt, a .zip, or a folder holding a _chat.txt). Raises ChatFileError."""
+    path = Path(path)
+    try:
+        if path.is_dir():
+            return read_export(_chat_in_folder(path), max_uncompressed_bytes=max_uncompressed_bytes,
+                               max_text_bytes=max_text_bytes)
+        if not path.is_file():
+            raise ChatFileError(f"Could not find “{path.name}”.",
+                                hint="It may have been moved, renamed or deleted. Choose it again.")
+        with path.open("rb") as f:
+            head = f.read(8)
+        suffix = path.suffix.lower()
+        if head.startswith((b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")):  # a .zip, whatever its name
+            return _read_zip(path, max_uncompressed_bytes, max_text_bytes)
+        if suffix == ".zip":
+            raise ChatFileError(f"“{path.name}” is not a valid .zip file, or it is damaged.",
+                                hint="Export the chat from WhatsApp again and choose the new .zip.")
+        if suffix != ".txt" or head.startswith(_BINARY_MAGIC) or head[4:].startswith(b"ftyp"):
+            raise ChatFileError(f"“{path.name}” is not a WhatsApp export: choose the _chat.txt or the .zip "
+                                "WhatsApp made.", hint=_WRONG_TYPE_HINT_MORE)
+        size = path.stat().st_size
+        if size > max_text_bytes:
+            raise ChatFileError(f"“{path.name}” is {_megabytes(size)}, too large to be opened as a chat "
+                                f"(the limit is {_megabytes(max_text_bytes)}).")
+        return ChatExport(title=_title_for(path), text=decode_chat_bytes(path.read_bytes()), attachments=[],
+                          source=path)
+    except ChatFileError:
+        raise
+    except PermissionError as exc:
+        raise ChatFileError(f"“{path.name}” could not be opened: permission denied.",
+                            hint="Check that you are allowed to read it, or copy it somewhere else first.") from exc
+    except OSError as exc:
+        raise ChatFileError(f"“{path.name}” could not be read ({exc.strerror or exc}).") from exc
+
+
+def _chat_in_folder(folder: Path) -> Path:
+    chat = folder / "_chat.txt"
+    if chat.is_file():
+        return chat
+    named = sorted(p for p in folder.glob("*.txt") if p.name.lower().startswith("whatsapp chat"))
+    if len(named) == 1:
+        return named[0]
+    raise ChatFileError(f"The folder “{folder.name}” has no WhatsApp chat in it (no _chat.txt).",
+                        hint=_WRONG_TYPE_HINT)
+
+
+def _megabytes(n: int) -> str:
+    return f"{n / 1_000_000:,.0f} MB" if n >= 1_000_000 else f"{n / 1000:,.0f} kB"
+
+
+def _unsafe_name(name: str) -> bool:
+    """Member names that could point outside the folder they are extracted into."""
+    if not name or "\x00" in name:
+        return True
+    unified = name.replace("\\", "/")
+    if unified.startswith("/") or re.match(r"^[A-Za-z]:", unified):
+        return True
+    return any(part == ".." for part in unified.split("/"))
+
+
+def _is_noise(name: str) -> bool:
+    """macOS resource forks ("__MACOSX/…", "._name"): never the chat, never an attachment."""
+    parts = name.replace("\\", "/").split("/")
+    return parts[0] == "__MACOSX" or parts[-1].startswith("._")
+
+
+def _check_zip(zf: zipfile.ZipFile, name: str, max_uncompressed_bytes: int) -> list[zipfile.ZipInfo]:
+    infos = zf.infolist()
+    unsafe = [i.filename for i in infos if _unsafe_name(i.filename)]
+    if unsafe:
+        raise ChatFileError(f"“{name}” contains files with unsafe names (such as “{unsafe[0]}”), "
+                            "so it was not opened.",
+                            hint="Only open .zip files that WhatsApp made.")
+    total = sum(i.file_size for i in infos)
+    if total > max_uncompressed_bytes:
+        raise ChatFileError(f"“{name}” would unpack to {_megabytes(total)}, more than the "
+                            f"{_megabytes(max_uncompressed_bytes)} that can be opened safely.")
+    for i in infos:
+        if i.file_size >= BIG_MEMBER_BYTES and i.file_size > MAX_COMPRESSION_RATIO * max(i.compress_size, 1):
+            raise ChatFileError(f"“{name}” looks like a zip bomb (“{i.filename}” is compressed "
+                                f"{i.file_size // max(i.compress_size, 1):,} to 1), so it was not opened.",
+                                hint="Only open .zip files that WhatsApp made.")
+    return infos
+
+
+def _pick_chat(infos: list[zipfile.ZipInfo]) -> zipfile.ZipInfo | None:
+    texts = [i for i in infos if not i.is_dir() and not _is_noise(i.filename)
+             and i.filename.lower().endswith(".txt")]
+    if not texts:
+        return None
+
+    def base(i: zipfile.ZipInfo) -> str:
+        return PurePosixPath(i.filename.replace("\\", "/")).name
+
+    chats = [i for i in texts if base(i).lower() == "_chat.txt"]
+    if chats:
+        return min(chats, key=lambda i: i.filename.count("/"))  # the top-level one if there are several
+    named = [i for i in texts if base(i).lower().startswith("whatsapp chat")]
+    if len(named) == 1:
+        return named[0]
+    return max(texts, key=lambda i: i.file_size)
+
+
+def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, zip_name: str) -> bytes:
+    """The member's bytes, refusing to go past `limit` whatever its header claims."""
+    chunks, total = [], 0
+    with zf.open(info) as member:
+        while chunk := member.read(_CHUNK):
+            total += len(chunk)
+            if total > limit:
+                raise ChatFileError(f"The chat inside “{zip_name}” is larger than {_megabytes(limit)}, "
+                                    "too large to open (or the .zip is damaged).")
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _read_zip(path: Path, max_uncompressed_bytes: int, max_text_bytes: int) -> ChatExport:
+    name = path.name
+    try:
+        with zipfile.ZipFile(path) as zf:
+            infos = _check_zip(zf, name, max_uncompressed_bytes)
+            chat = _pick_chat(infos)
+            if chat is None:
+                raise ChatFileError("This .zip has no WhatsApp chat inside (no .txt file).", hint=_WRONG_TYPE_HINT)
+            if chat.flag_bits & 0x1:
+                raise ChatFileError(f"“{name}” is password-protected, so the chat inside cannot be read.",
+                                    hint="Export the chat from WhatsApp again, without a password.")
+            if chat.file_size > max_text_bytes:
+                raise ChatFileError(f"The chat inside “{name}” is {_megabytes(chat.file_size)}, too large to open "
+                                    f"(the limit is {_megabytes(max_text_bytes)}).")
+            raw = _read_member(zf, chat, min(max_text_bytes, max_uncompressed_bytes), name)
+            attachments = [i.filename for i in infos
+                           if i is not chat and not i.is_dir() and not _is_noise(i.filename)]
+    except ChatFileError:
+        raise
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, ValueError, RuntimeError) as exc:
+        raise ChatFileError(f"“{name}” is not a valid .zip file, or it is damaged.",
+                            hint="Export the chat from WhatsApp again and choose the new .zip.") from exc
+    return ChatExport(title=_title_from_name(path.stem), text=decode_chat_bytes(raw), attachments=attachments,
+                      source=path)
+
+
+# ---------------------------------------------------------------------------------------------
+# Extracting one attachment
+# ---------------------------------------------------------------------------------------------
+
+
+def safe_extract_member(zip_path: Path, member: str, dest_dir: Path, *,
+                        max_bytes: int = 2_000_000_000) -> Path:
+    """Write one member of the .zip into `dest_dir` (keeping its folders) and return its path.
+
+    Refuses unsafe names and anything that would land outside `dest_dir` (checked on the
+    resolved path, so symlinked folders inside `dest_dir` cannot lead out either). The file
+    appears complete or not at all.
+    """
+    zip_path, dest_dir = Path(zip_path), Path(dest_dir)
+    if _unsafe_name(member) or _is_noise(member):
+        raise ChatFileError(f"“{member}” is not a safe name for a file, so it was not extracted.")
+    root = dest_dir.resolve()
+    target = (root / member.replace("\\", "/")).resolve()
+    if target == root or not target.is_relative_to(root):
+        raise ChatFileError(f"“{member}” would be written outside the chosen folder, so it was not extracted.")
+    try:
+        with zipfile.ZipFile(zip_path) as zf:
+            try:
+                info = zf.getinfo(member)
+            except KeyError:
+                raise ChatFileError(f"“{member}” is not in “{zip_path.name}”.") from None
+            if info.is_dir():
+                raise ChatFileError(f"“{member}” is a folder, not a file.")
+            if info.flag_bits & 0x1:
+                raise ChatFileError(f"“{member}” is password-protected, so it cannot be extracted.")
+            if info.file_size > max_bytes or (info.file_size >= BIG_MEMBER_BYTES and
+                                              info.file_size > MAX_COMPRESSION_RATIO * max(info.compress_size, 1)):
+                raise ChatFileError(f"“{member}” is too large to extract safely.")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".partial-")
+            try:
+                with os.fdopen(fd, "wb") as out, zf.open(info) as src:
+                    written = 0
+                    while chunk := src.read(_CHUNK):
+                        written += len(chunk)
+                        if written > max_bytes:
+                            raise ChatFileError(f"“{member}” is too large to extract safely.")
+                        out.write(chunk)
+                os.replace(tmp, target)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+    except ChatFileError:
+        raise
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, ValueError, RuntimeError) as exc:
+        raise ChatFileError(f"“{zip_path.name}” is not a valid .zip file, or it is damaged.") from exc
+    except OSError as exc:
+        raise ChatFileError(f"“{member}” could not be extracted ({exc.strerror or exc}).") from exc
+    return target

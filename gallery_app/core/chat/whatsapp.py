@@ -1,0 +1,632 @@
+"""Read the text of a WhatsApp "Export chat" into messages.
+
+WhatsApp writes one header per message, in the phone's locale at export time, e.g.
+
+    [13/06/18, 21:25:15] Ana: text                 iOS
+    13/06/2018, 21:25 - Ana: text                  Android
+    7/1/16, 4:56:55 PM: Ana: text                  old iOS
+    12/31, 10:00 - Ana: text                       old Android, no year
+    2018. 6. 13. 오후 9:25 - Ana: text             Korean (the AM/PM word comes first)
+    ١٣/٦/٢٠١٨، ٩:٢٥ م - Ana: text                   Arabic (digits and marker localised)
+
+and every line that does not start with a header continues the message above it.
+
+The work is done in four passes, all linear in the number of lines:
+
+1. *Headers*: every line is cleaned of direction marks and BOMs, then matched
+   against two anchored regexes (date first, or the rare time first). A match only records
+   the raw numbers: whether "03/06" is 3 June or 6 March is not known yet.
+2. *Date order*: decided per date *shape* (separator, number of fields, where a 4-digit year
+   is), because an export can change style part way through (see `_decide_order`).
+3. *Acceptance*: a header whose date or time is impossible is not a header. A header whose
+   layout differs from the file's usual one is only believed if the difference is its date
+   shape alone and it keeps the chat in time order; otherwise it is a line pasted from
+   another chat and stays part of the message above it (see `_accept`).
+4. *Messages*: header text split into sender and text, continuation lines joined with "\\n",
+   and the kind decided (system notice, media placeholder, deleted, attachment, edited).
+
+`parse_chat_text` never raises on any string: a file that is not a chat gives no messages and
+all of its lines in ``skipped_lines``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from datetime import date, datetime
+
+from gallery_app.core.chat.messages import Message, MessageKind, ParsedChat
+
+__all__ = ["parse_chat_text", "clean_text"]
+
+# ---------------------------------------------------------------------------------------------
+# Characters removed before anything is matched (and from message text, as messages.py says)
+# ---------------------------------------------------------------------------------------------
+
+#: Bidirectional marks and the BOM. WhatsApp sprinkles U+200E/U+200F into headers, before
+#: attachment names and system texts; right-to-left locales add U+061C and the isolates.
+_DIRECTION_MARKS = frozenset(
+    "\u200e\u200f\u061c\ufeff" + "".join(map(chr, range(0x202A, 0x202F))) + "".join(map(chr, range(0x2066, 0x206A)))
+)
+_MARKS_RE = re.compile("[" + "".join(sorted(_DIRECTION_MARKS)) + "]")  # re.sub is ~10x faster than str.translate here
+
+
+def clean_text(text: str) -> str:
+    """The text without direction marks and BOMs (everything else, control characters too, is kept)."""
+    return _MARKS_RE.sub("", text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Header regexes (matched on a cleaned line; `\d` also matches Arabic-Indic and other digits,
+# and `int()` reads them, so no digit translation is needed)
+# ---------------------------------------------------------------------------------------------
+
+# Day, month and year in some order; "13. 6. 2018." and "2018. 6. 13." have a space after the
+# separator and a final dot. The third field is missing in old Android exports ("12/31, 10:00").
+_DATE = r"(?P<d1>\d{1,4})(?P<sep>[./-])\s?(?P<d2>\d{1,4})(?:(?P=sep)\s?(?P<d3>\d{1,4}))?\.?"
+# Between date and time: a comma (Arabic comma too), a word ("klo", "à", "um" …) or just spaces.
+_CONNECTOR = r"\s*[,،]\s*|\s+(?:klo|kl\.|à|a las|às|alle|um|at|om|в|г\.,?)\s+|\s+"
+# AM/PM words written before the time (Chinese, Japanese, Korean) and after it (everything else,
+# in any spelling: PM, pm, p.m., p. m., with a plain, no-break or narrow no-break space).
+_MARKERS_BEFORE = {"上午": "am", "凌晨": "am", "早上": "am", "午前": "am", "오전": "am",
+                   "下午": "pm", "中午": "pm", "晚上": "pm", "午後": "pm", "오후": "pm"}
+_TIME = (
+    r"(?:(?P<pre>" + "|".join(_MARKERS_BEFORE) + r")\s?)?"
+    r"(?P<h>\d{1,2})[:.](?P<mi>\d{2})(?:[:.](?P<s>\d{2}))?"
+    r"(?:\s?(?P<post>[AaPp]\.?\s?[Mm]\.?|ص|م|ق\.ظ\.?|ب\.ظ\.?|π\.μ\.|μ\.μ\.))?"
+)
+# After the time: "] " when the header opened with "[", otherwise " - " (or an EN/EM DASH),
+# ": " (old iOS, some Finnish exports) or plain spaces (some Hungarian/Croatian exports).
+_TAIL = r"(?P<tail>(?(br)\s*\]\s*|(?:\s*[-–—]\s+|:\s+|\s+)))"
+
+_HEADER = re.compile(rf"(?P<br>\[)?\s*{_DATE}(?P<conn>{_CONNECTOR}){_TIME}{_TAIL}")
+_HEADER_TIME_FIRST = re.compile(rf"(?P<br>\[)?\s*{_TIME}(?P<conn>\s*[,،]\s*|\s+){_DATE}{_TAIL}")
+_HEADER_START = frozenset("[" + "".join(m[0] for m in _MARKERS_BEFORE))
+
+_POST_MARKERS = {"ص": "am", "م": "pm", "ق.ظ": "am", "ق.ظ.": "am", "ب.ظ": "pm", "ب.ظ.": "pm",
+                 "π.μ.": "am", "μ.μ.": "pm"}
+
+# ---------------------------------------------------------------------------------------------
+# Message text regexes
+# ---------------------------------------------------------------------------------------------
+
+#: "Name: text" or "Name:" at the end of the line. A colon not followed by a space ("John:.")
+#: is not an author separator; such a line is a system line like any line without a sender.
+_AUTHOR = re.compile(r"([^:]{1,100}?):(?:\s|$)")
+
+_E2E = (
+    r"(?:Messages|Your messages|Calls)\b[^:]*\bend-to-end encrypt"
+    r"|Nachrichten\b[^:]*Ende-zu-Ende-[Vv]erschlüssel"
+    r"|(?:Los mensajes|Mensajes)\b[^:]*\bextremo a extremo"
+    r"|Les messages\b[^:]*\bde bout en bout"
+    r"|As mensagens\b[^:]*\bponta[ -]a[ -]ponta"
+    r"|I messaggi\b[^:]*\bend-to-end"
+    r"|Berichten\b[^:]*\bend-to-end"
+)
+_ENCRYPTION_NOTICE = re.compile(_E2E)
+
+# System events, anchored at the start of the text: "<actor> <phrase>" with an actor written
+# without a colon (so "Ana: I added salt" can never match: the actor cannot span "Ana:"), or a
+# phrase that starts the text. Only precise phrasings. The phrases are only tried after a space,
+# which keeps this long alternation cheap.
+#: Joins, leaves and removals: common words, so only believed with WhatsApp's mark (iOS) or no sender.
+_MEMBERSHIP_PHRASES = [
+    r"added [^:]+$", r"removed [^:]+$", r"left\.?$",                                       # English
+    r"(?:hat|hast|wurde|wurdest)\b.*\bhinzugefügt\.?$", r"(?:hat|hast|wurde|wurdest)\b.*\bentfernt\.?$",
+    r"(?:hat|hast) die Gruppe verlassen\.?$",                                                  # German
+    r"(?:te )?(?:añadió|agregó|eliminó) ", r"(?:salió|saliste)(?: del grupo)?\.?$",           # Spanish
+    r"(?:vous )?(?:a|avez) (?:ajouté|retiré) ", r"(?:est parti|est partie|a quitté|êtes parti)",  # French
+    r"(?:te )?(?:adicionou|removeu) ", r"saiu\.?$",                                            # Portuguese
+    r"(?:ti )?(?:ha|hai) (?:aggiunto|rimosso) ", r"(?:è|sei) uscit[oa]\.?$",                  # Italian
+    r"(?:heeft|hebt) .+ toegevoegd\.?$", r"(?:heeft|hebt) .+ verwijderd\.?$", r"(?:is|bent) vertrokken\.?$",
+]
+#: Phrasings no one types by accident.
+_EVENT_PHRASES = [
+    # English
+    r"created (?:the )?group\b", r"created this group\b", r"joined using this group's invite link",
+    r"changed the subject (?:from .* )?to ", r"changed the group name\b", r"(?:changed|deleted) this group's icon",
+    r"(?:changed|deleted) the group description", r"changed (?:this group's|the group) settings",
+    r"changed their phone number", r"changed to \+?[\d ]+$", r"updated the message timer",
+    r"turned (?:on|off) disappearing messages", r"is a contact\.?$", r"(?:is|are) now an admin",
+    # German
+    r"(?:hat|hast) die Gruppe\b.*\berstellt\.?$", r"(?:ist|bist) .*Einladungslink.* beigetreten",
+    r"(?:hat|hast) den Betreff\b.*\bgeändert", r"(?:hat|hast) das Gruppenbild (?:geändert|gelöscht)",
+    r"(?:hat|hast) die Gruppenbeschreibung (?:geändert|gelöscht)", r"hat eine neue Telefonnummer",
+    r"hat zu .+ gewechselt\.?$", r"(?:hat|hast) selbstlöschende Nachrichten",
+    # Spanish
+    r"(?:creó|creaste) el grupo", r"se unió usando el enlace de invitación",
+    r"(?:cambió|cambiaste) el (?:asunto|nombre del grupo)",
+    r"(?:cambió|cambiaste) (?:el ícono|el icono|la imagen|la foto) (?:de este|del) grupo",
+    r"(?:cambió|cambiaste) la descripción del grupo",
+    # French
+    r"(?:a|avez) créé (?:le )?groupe", r"a rejoint ce groupe (?:via|avec|à l'aide du) lien",
+    r"(?:a|avez) (?:changé|modifié) (?:le sujet|le nom du groupe|l'icône|la photo du groupe|la description)",
+    # Portuguese
+    r"criou o grupo", r"entrou usando o link de convite",
+    r"(?:mudou|alterou) (?:o assunto|o nome do grupo|a imagem|a descrição)",
+    # Italian
+    r"(?:ha|hai) creato il gruppo", r"si è unit[oa] tramite il link d'invito",
+    r"(?:ha|hai) (?:cambiato|modificato) (?:l'oggetto|l'immagine|la descrizione|il nome del gruppo)",
+    # Dutch
+    r"(?:heeft|hebt) (?:de )?groep .*aangemaakt", r"neemt deel via de uitnodigingslink",
+    r"(?:heeft|hebt) deelgenomen via de uitnodigingslink",
+    r"(?:heeft|hebt) (?:het onderwerp|de groepsnaam|de groepsafbeelding|het groepspictogram|de groepsbeschrijving)"
+    r" gewijzigd",
+]
+_OPENING_PHRASES = [
+    r"You were (?:added|removed)\b", r"Your security code with .+ changed", r"You're now an admin",
+    r"[^:]+?'s security code changed", r"(?:Deine|Die) Sicherheitsnummer\b.*\bgeändert",
+    r"(?:Añadiste|Agregaste|Eliminaste) a ", r"Tu código de seguridad con .+ cambió",
+    r"Votre code de sécurité avec .+ a changé", r"(?:O seu|Seu) código de segurança com .+ (?:mudou|foi alterado)",
+    r"Il tuo codice di sicurezza con .+ è cambiato", r"(?:Je|Jouw) beveiligingscode met .+ is gewijzigd",
+]
+_SYSTEM_EVENT = re.compile(r"[^:]+? (?:" + "|".join(_EVENT_PHRASES + _MEMBERSHIP_PHRASES) + ")|"
+                           + "|".join(_OPENING_PHRASES))
+_PRECISE_EVENT = re.compile(r"[^:]+? (?:" + "|".join(_EVENT_PHRASES) + ")|" + "|".join(_OPENING_PHRASES))
+
+_MEDIA_OMITTED = re.compile(
+    r"<(?:Media omitted|Medien ausgeschlossen|Multimedia omitido|Archivo omitido|Médias omis|Fichier omis"
+    r"|Mídia oculta|Mídia omitida|Arquivo de mídia oculto|Media weggelaten|Media omessi|Media omesso"
+    r"|Без медиафайлов|Medya dahil edilmedi|Media tidak disertakan)>"
+    r"|(?:image|video|audio|sticker|GIF|document|Contact card|photo|video note|voice message) omitted"
+    r"|.+ document omitted"
+    r"|(?:imagen|foto|video|vídeo|audio|sticker|GIF|documento|tarjeta de contacto) omitid[oa]"
+    r"|(?:Bild|Video|Audio|Sticker|GIF|Dokument|Kontaktkarte) (?:weggelassen|ausgelassen)"
+    r"|(?:image|vidéo|audio|autocollant|sticker|GIF|document|fiche contact|carte de contact)"
+    r" (?:absente?|omise?|retirée?)"
+    r"|(?:imagem|vídeo|áudio|figurinha|GIF|documento|cartão de contato|cartão do contato)"
+    r" (?:ocultad[oa]|omitid[oa])"
+    r"|(?:immagine|video|audio|sticker|GIF|documento|scheda contatto) (?:omess[oa]|esclus[oa])"
+    r"|(?:afbeelding|video|audio|sticker|GIF|document|contactkaart) weggelaten",
+    re.IGNORECASE,
+)
+
+_DELETED = re.compile(
+    r"(?:This message was deleted(?: by .+)?|You deleted this message|Diese Nachricht wurde gelöscht"
+    r"|Du hast diese Nachricht gelöscht|Se eliminó este mensaje|Eliminaste este mensaje|Este mensaje fue eliminado"
+    r"|Ce message a été supprimé|Vous avez supprimé ce message|Mensagem apagada|Essa mensagem foi apagada"
+    r"|Esta mensagem foi apagada|Você apagou esta mensagem|Apagaste esta mensagem"
+    r"|Questo messaggio è stato eliminato|Hai eliminato questo messaggio|Dit bericht is verwijderd"
+    r"|Je hebt dit bericht verwijderd|Deze boodschap is verwijderd)\.?",
+    re.IGNORECASE,
+)
+
+_EDITED = re.compile(
+    r"[^\S\n]*<(?:This message was edited|Diese Nachricht wurde bearbeitet|Se editó este mensaje"
+    r"|Ce message a été modifié|Mensagem editada|Esta mensagem foi editada|Questo messaggio è stato modificato"
+    r"|Dit bericht is bewerkt)\.?>[^\S\n]*$",
+    re.IGNORECASE,
+)
+
+_ATTACHMENT = [
+    # iOS: "<attached: 00000042-PHOTO-2020-06-07-15-13-20.jpg>", also "< attached: NAME >"
+    re.compile(r"<\s*(?:attached|Anhang|adjunto|pièce jointe|anexado|allegato|bijlage)\s*:\s*(?P<name>[^<>]+?)\s*>",
+               re.IGNORECASE),
+    # old iOS: "NAME <‎attached>" (the mark is gone by now)
+    re.compile(r"(?P<name>.+?)\s*<(?:attached|angehängt|adjunto|joint|anexado|allegato|bijgevoegd)>", re.IGNORECASE),
+    # Android: "NAME (file attached)" in the phone's language
+    re.compile(r"(?P<name>.+?)\s*\((?:file attached|Datei angehängt|archivo adjunto|fichier joint|arquivo anexado"
+               r"|bestand bijgevoegd|file allegato|allegato|файл прикреплен|dosya ekli)\)",
+               re.IGNORECASE),
+]
+
+#: Wording that only an English-language export contains: used to break a day/month tie.
+_ENGLISH_EXPORT = re.compile(
+    r"end-to-end encrypt|<Media omitted>|\b(?:image|video|audio|sticker|GIF|document) omitted\b"
+    r"|This message was deleted|You deleted this message|\(file attached\)|<attached: | created group "
+    r"|joined using this group's invite link|changed the subject|changed this group's icon|You were added\b"
+    r"|security code (?:with .+ )?changed"
+)
+
+# ---------------------------------------------------------------------------------------------
+# Pass 1: header candidates
+# ---------------------------------------------------------------------------------------------
+
+# Date orders per shape (number of fields, position of the 4-digit year or -1 for none).
+_ORDERS: dict[tuple[int, int], tuple[str, ...]] = {
+    (3, 2): ("DMY", "MDY"),
+    (3, 0): ("YMD", "YDM"),
+    (3, 1): ("MYD", "DYM"),        # "[06/2018/13, …]": seen in the wild, month first
+    (3, -1): ("DMY", "MDY", "YMD"),  # two-digit years: YMD only when the others cannot be right
+    (2, -1): ("DM", "MD"),         # old Android, no year
+}
+_DAY_FIRST = {"DMY": True, "MDY": False, "YMD": False, "YDM": True, "MYD": False, "DYM": True,
+              "DM": True, "MD": False}
+_REPORTED = {"DMY": "DMY", "MDY": "MDY", "YMD": "YMD", "YDM": "YMD", "MYD": "MDY", "DYM": "DMY",
+             "DM": "DMY", "MD": "MDY"}
+_MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+_MIN_YEAR, _MAX_YEAR = 1970, 2200
+
+
+class _Header:
+    """One line that looks like a message header; the date is still raw numbers."""
+
+    __slots__ = ("index", "shape", "layout", "a", "b", "c", "unpadded", "dotted", "hour", "minute", "second",
+                 "rest_start", "ymd", "stamp")
+
+    def __init__(self, index, shape, layout, a, b, c, unpadded, dotted, hour, minute, second, rest_start):
+        self.index, self.shape, self.layout = index, shape, layout
+        self.a, self.b, self.c = a, b, c
+        self.unpadded, self.dotted = unpadded, dotted
+        self.hour, self.minute, self.second = hour, minute, second
+        self.rest_start = rest_start
+        self.ymd: tuple[int | None, int, int] | None = None
+        self.stamp: datetime | None = None
+
+
+def _match_header(index: int, line: str) -> _Header | None:
+    """The header on a cleaned line, or None. Impossible times give None (a continuation line)."""
+    first = line[:1]
+    if not (first.isdigit() or first in _HEADER_START):
+        return None
+    m = _HEADER.match(line)
+    time_first = False
+    if m is None:
+        m = _HEADER_TIME_FIRST.match(line)
+        if m is None:
+            return None
+        time_first = True
+    if not line[m.end():].strip():
+        return None  # "2016-04-29 10:30:00" alone on a line is text, not a header
+    d1, sep, d2, d3, conn, pre, h, mi, sec, post, br, tail = m.group(
+        "d1", "sep", "d2", "d3", "conn", "pre", "h", "mi", "s", "post", "br", "tail")
+    lengths = [len(d1), len(d2)] + ([len(d3)] if d3 is not None else [])
+    if 3 in lengths:
+        return None
+    if d3 is None:
+        if 4 in lengths or "," not in conn:
+            return None  # a year-less date is only believed in the "12/31, 10:00" form
+        year_at = -1
+    else:
+        if lengths.count(4) > 1:
+            return None
+        year_at = lengths.index(4) if 4 in lengths else -1
+    hour, minute, second = int(h), int(mi), int(sec) if sec else 0
+    marker = _MARKERS_BEFORE[pre] if pre else _post_marker(post) if post else None
+    if marker is not None:
+        if hour > 12:
+            return None
+        hour = hour % 12 + (12 if marker == "pm" else 0)
+    if hour > 23 or minute > 59 or second > 59:
+        return None
+    shape = (sep, len(lengths), year_at)
+    tail_kind = "]" if br else ":" if ":" in tail else " " if tail.isspace() else "-"
+    layout = (tail_kind, time_first, shape)
+    unpadded = lengths[0] == 1 or lengths[1] == 1
+    dotted = bool(post) and "." in post and post[0] in "AaPp"
+    return _Header(index, shape, layout, int(d1), int(d2), int(d3) if d3 is not None else None,
+                   unpadded, dotted, hour, minute, second, m.end())
+
+
+def _post_marker(post: str) -> str:
+    if post[0] in "Aa":
+        return "am"
+    if post[0] in "Pp":
+        return "pm"
+    return _POST_MARKERS.get(post, _POST_MARKERS.get(post.rstrip("."), "am"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Pass 2: date order per shape
+# ---------------------------------------------------------------------------------------------
+
+
+def _ymd(order: str, a: int, b: int, c: int | None) -> tuple[int | None, int, int]:
+    if order == "DMY":
+        y, mo, d = c, b, a
+    elif order == "MDY":
+        y, mo, d = c, a, b
+    elif order == "YMD":
+        y, mo, d = a, b, c
+    elif order == "YDM":
+        y, mo, d = a, c, b
+    elif order == "MYD":
+        y, mo, d = b, a, c
+    elif order == "DYM":
+        y, mo, d = b, c, a
+    elif order == "DM":
+        y, mo, d = None, b, a
+    else:  # "MD"
+        y, mo, d = None, a, b
+    if y is not None and y < 100:
+        y += 2000  # WhatsApp exports only exist since 2009
+    return y, mo, d
+
+
+def _valid(ymd: tuple[int | None, int, int]) -> bool:
+    y, mo, d = ymd
+    if not 1 <= mo <= 12 or d < 1:
+        return False
+    if y is None:
+        return d <= _MONTH_DAYS[mo - 1]  # 29 February allowed until the year is known
+    if not _MIN_YEAR <= y <= _MAX_YEAR:
+        return False
+    if mo == 2:
+        return d <= (29 if (y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)) else 28)
+    return d <= _MONTH_DAYS[mo - 1]
+
+
+def _backward_steps(headers: Sequence[_Header], order: str) -> int:
+    """How often the date goes back in time from one header to the next, read in this order."""
+    steps, previous = 0, None
+    for h in headers:
+        y, mo, d = _ymd(order, h.a, h.b, h.c)
+        key = (y or 0, mo, d)
+        if previous is not None and key < previous:
+            steps += 1
+        previous = key
+    return steps
+
+
+def _decide_order(headers: Sequence[_Header], english: Callable[[], bool]) -> tuple[str, str]:
+    """(order, how) for the headers of one date shape; how is "numbers", "ordering" or "guess".
+
+    1. Numbers: the order under which most dates are possible (a first field above 12 can only
+       be a day). Counting rather than eliminating means one stray line cannot flip the file.
+    2. Ordering: a chat is written in time order, so the reading with fewer steps back in time
+       between consecutive headers wins.
+    3. Guess (see `_guess`).
+    """
+    shape = headers[0].shape
+    orders = _ORDERS[(shape[1], shape[2])]
+    counts = {o: _count_valid(headers, o) for o in orders}
+    if len(orders) == 3:
+        # A two-digit first field is a year only when neither day-first nor month-first can be right.
+        if counts["YMD"] > max(counts["DMY"], counts["MDY"]):
+            return "YMD", "numbers"
+        del counts["YMD"]
+    best = max(counts.values())
+    tied = [o for o in counts if counts[o] == best]
+    if len(tied) == 1:
+        return tied[0], "numbers"
+    both = [h for h in headers if all(_valid(_ymd(o, h.a, h.b, h.c)) for o in tied)]
+    steps = {o: _backward_steps(both, o) for o in tied}
+    fewest = min(steps.values())
+    if list(steps.values()).count(fewest) == 1:
+        return min(steps, key=steps.get), "ordering"
+    return _guess(tied, headers, english), "guess"
+
+
+def _guess(tied: list[str], headers: Sequence[_Header], english: Callable[[], bool]) -> str:
+    """The likelier order when the numbers and the ordering cannot tell.
+
+    Day first is the rule (most of the world writes it), with one exception: an English-language
+    export with unpadded slash dates and a two-digit year ("2/11/19") is the shape WhatsApp
+    writes for en_US, month first. A Spanish-style "p. m." marker rules that out.
+    """
+    if "YMD" in tied:
+        return "YMD"
+    if "MYD" in tied:
+        return "MYD"
+    sep, fields, year_at = headers[0].shape
+    us_shape = sep == "/" and year_at == -1 and any(h.unpadded for h in headers)
+    if us_shape and not any(h.dotted for h in headers) and english():
+        return "MD" if fields == 2 else "MDY"
+    return "DM" if fields == 2 else "DMY"
+
+
+def _assign_orders(candidates: list[_Header], rests: list[str]) -> dict[tuple, str]:
+    by_shape: dict[tuple, list[_Header]] = {}
+    for h in candidates:
+        by_shape.setdefault(h.shape, []).append(h)
+    english_cache: list[bool] = []
+
+    def english() -> bool:  # searched once, and only if a guess is needed
+        if not english_cache:
+            english_cache.append(bool(_ENGLISH_EXPORT.search("\n".join(rests))))
+        return english_cache[0]
+
+    decided = {shape: _decide_order(headers, english) for shape, headers in by_shape.items()}
+    # A shape that gave no evidence of its own follows a shape with the same separator that did
+    # ("[1.2.2019, …]" in a file of "[19.04.19, …]" headers is day first as well).
+    result: dict[tuple, str] = {}
+    for shape, (order, how) in decided.items():
+        if how == "guess":
+            sure = [(len(by_shape[s]), decided[s][0]) for s in decided
+                    if s[0] == shape[0] and decided[s][1] != "guess"]
+            if sure:
+                day_first = _DAY_FIRST[max(sure)[1]]
+                order = next((o for o in _ORDERS[(shape[1], shape[2])] if _DAY_FIRST[o] == day_first
+                              and _count_valid(by_shape[shape], o) == len(by_shape[shape])), order)
+        result[shape] = order
+    return result
+
+
+def _count_valid(headers: Sequence[_Header], order: str) -> int:
+    return sum(1 for h in headers if _valid(_ymd(order, h.a, h.b, h.c)))
+
+
+def _fill_years(candidates: list[_Header], today: date) -> None:
+    """Years for old Android headers without one ("12/31, 10:00").
+
+    Taken from the nearest earlier header that has a year (counting a new year each time the
+    month/day goes backwards, 12/31 → 1/1); before the first such header, from the next one,
+    walking backwards. With no year anywhere, the last message is taken to be from the last
+    twelve months (this year, or last year if its day is still to come) and earlier ones are
+    counted back from it.
+    """
+    if not any(h.ymd is not None and h.ymd[0] is None for h in candidates):
+        return
+    dated = [h for h in candidates if h.ymd is not None]
+    pending: list[_Header] = []
+    year: int | None = None
+    last_md: tuple[int, int] | None = None
+    for h in dated:
+        y, mo, d = h.ymd
+        if y is None:
+            if year is None:
+                pending.append(h)
+                continue
+            if last_md is not None and (mo, d) < last_md:
+                year += 1
+            h.ymd = (year, mo, d)
+        else:
+            year = y
+        last_md = (mo, d)
+    if pending:
+        following = next((h for h in dated if h.ymd[0] is not None), None)
+        if following is not None:
+            year, later = following.ymd[0], following.ymd[1:]
+        else:
+            later = pending[-1].ymd[1:]
+            year = today.year if later <= (today.month, today.day) else today.year - 1
+        for h in reversed(pending):
+            _, mo, d = h.ymd
+            if (mo, d) > later:
+                year -= 1
+            h.ymd = (year, mo, d)
+            later = (mo, d)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pass 3: acceptance
+# ---------------------------------------------------------------------------------------------
+
+
+def _accept(candidates: list[_Header]) -> list[_Header]:
+    """The headers that start messages (in line order).
+
+    Most headers share one layout: the same separator after the time ("] ", " - ", ": ", " ")
+    and the same date shape. WhatsApp may change the date style part way through an export
+    (the phone's locale changed), never the rest, so a header that differs in more than its
+    date shape is a line of text. One that differs only in its date shape is believed if it
+    keeps the chat in time order (not before the previous message, not after the next header in
+    the usual layout): exports that switch style stay whole, and a line pasted from another chat
+    ("[1.9.19, 00:00:00] …" among "[17.9.2019, …]" headers) stays part of its message.
+    """
+    valid = [h for h in candidates if h.stamp is not None]
+    if not valid:
+        return []
+    usual = Counter(h.layout for h in valid).most_common(1)[0][0]
+    next_usual: list[datetime | None] = [None] * len(valid)
+    upcoming = None
+    for i in range(len(valid) - 1, -1, -1):
+        next_usual[i] = upcoming
+        if valid[i].layout == usual:
+            upcoming = valid[i].stamp
+    accepted: list[_Header] = []
+    for i, h in enumerate(valid):
+        if h.layout != usual:
+            if h.layout[:2] != usual[:2]:
+                continue
+            if accepted and h.stamp < accepted[-1].stamp:
+                continue
+            if next_usual[i] is not None and h.stamp > next_usual[i]:
+                continue
+        accepted.append(h)
+    return accepted
+
+
+# ---------------------------------------------------------------------------------------------
+# Pass 4: messages
+# ---------------------------------------------------------------------------------------------
+
+
+def _marked_at(raw: str, kept_index: int) -> bool:
+    """Whether a direction mark sits right before the `kept_index`-th kept character of `raw`."""
+    if raw.isascii():
+        return False
+    n = kept_index  # grow a prefix of raw until it holds kept_index kept characters
+    while n < len(raw):
+        deficit = kept_index - len(_MARKS_RE.sub("", raw[:n]))
+        if deficit <= 0:
+            break
+        n += deficit
+    while n < len(raw) and raw[n] in _DIRECTION_MARKS:
+        n += 1
+    return 0 < n <= len(raw) and raw[n - 1] in _DIRECTION_MARKS
+
+
+_QUOTES = frozenset('"“”„«»')
+
+
+def _classify(rest: str, raw: str, rest_start: int) -> tuple[str | None, str, MessageKind, str | None]:
+    """(sender, first line of text, kind, attachment) for the text after a header."""
+    m = _AUTHOR.match(rest)
+    if m is None:
+        return None, rest, MessageKind.SYSTEM, None  # no "Name: ": WhatsApp's own line
+    sender = m.group(1).strip()
+    # A group subject or description can hold ": " ("Ana changed the subject to "Trip: day 1"");
+    # such a line has quotes or is long before its first colon, unlike a person's name. (The
+    # event regex is only run then: it is too slow to try on every message.)
+    if (len(sender) > 40 or not _QUOTES.isdisjoint(sender)) and (_SYSTEM_EVENT.match(rest)
+                                                                   or _ENCRYPTION_NOTICE.match(rest)):
+        return None, rest, MessageKind.SYSTEM, None
+    body = rest[m.end():]
+    first = body.strip()
+    if _DELETED.fullmatch(first):
+        return sender, body, MessageKind.DELETED, None
+    if first == "null" or _MEDIA_OMITTED.fullmatch(first):
+        return sender, body, MessageKind.MEDIA, None  # "null": Android's line for view-once media
+    if _ENCRYPTION_NOTICE.match(body):
+        return None, body, MessageKind.SYSTEM, None  # 1:1 iOS chats put the contact's name on it
+    # iOS puts the group name as author on group events, with a mark before the text ("Lisbon
+    # trip: ‎Ana added Tomás"); Android puts the person on a few ("+49 …: +49 … updated the message
+    # timer"). A person's own message that merely says "Ana added Tomás" has no mark, and for
+    # those that start with their own name only the unmistakable phrasings count.
+    if _marked_at(raw, rest_start + m.end()):
+        if _SYSTEM_EVENT.match(body):
+            return None, body, MessageKind.SYSTEM, None
+    elif body.startswith(sender + " ") and _PRECISE_EVENT.match(body):
+        return None, body, MessageKind.SYSTEM, None
+    if first.endswith((">", ")")):
+        for pattern in _ATTACHMENT:
+            a = pattern.fullmatch(first)
+            if a:
+                return sender, body, MessageKind.TEXT, a.group("name").strip()
+    return sender, body, MessageKind.TEXT, None
+
+
+def _split_lines(text: str) -> list[str]:
+    # Only CR, LF and CRLF end a line: U+2028, U+0085, form feeds … are characters of a message.
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines and lines[-1] == "" and (text.endswith("\n") or text.endswith("\r")):
+        lines.pop()
+    return lines
+
+
+def parse_chat_text(text: str, *, today: date | None = None) -> ParsedChat:
+    """Messages of a WhatsApp chat export (see the module docstring). Never raises on a str.
+
+    `today` anchors the year of exports written without years (default: the real today).
+    """
+    if not isinstance(text, str):
+        raise TypeError("parse_chat_text expects the decoded text of the export")
+    raw_lines = _split_lines(text)
+    cleaned = [line if line.isascii() else _MARKS_RE.sub("", line) for line in raw_lines]
+
+    candidates = [h for i, line in enumerate(cleaned) if (h := _match_header(i, line)) is not None]
+    orders = _assign_orders(candidates, [cleaned[h.index][h.rest_start:] for h in candidates]) if candidates else {}
+    for h in candidates:
+        ymd = _ymd(orders[h.shape], h.a, h.b, h.c)
+        h.ymd = ymd if _valid(ymd) else None
+    _fill_years(candidates, today or date.today())
+    for h in candidates:
+        if h.ymd is not None and h.ymd[0] is not None and _valid(h.ymd):
+            h.stamp = datetime(h.ymd[0], h.ymd[1], h.ymd[2], h.hour, h.minute, h.second)
+
+    accepted = _accept(candidates)
+    result = ParsedChat()
+    if accepted:
+        usual = Counter(h.layout for h in accepted).most_common(1)[0][0]
+        result.date_order = _REPORTED[orders[usual[2]]]
+
+    first_header = accepted[0].index if accepted else len(raw_lines)
+    result.skipped_lines = [(i + 1, raw_lines[i]) for i in range(first_header) if raw_lines[i].strip()]
+
+    for n, h in enumerate(accepted):
+        end = accepted[n + 1].index if n + 1 < len(accepted) else len(raw_lines)
+        while end > h.index + 1 and not raw_lines[end - 1].strip():
+            end -= 1  # blank lines before the next header belong to the layout, not the message
+        rest = cleaned[h.index][h.rest_start:]
+        sender, first, kind, attachment = _classify(rest, raw_lines[h.index], h.rest_start)
+        body = "\n".join([first, *cleaned[h.index + 1:end]]) if end > h.index + 1 else first
+        edited = False
+        if kind is not MessageKind.SYSTEM:
+            e = _EDITED.search(body) if body.rstrip().endswith(">") else None
+            if e:
+                body, edited = body[:e.start()], True
+        result.messages.append(Message(timestamp=h.stamp, sender=sender, text=body, kind=kind,
+                                       line=h.index + 1, attachment=attachment, edited=edited))
+    return result

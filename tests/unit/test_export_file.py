@@ -1,0 +1,318 @@
+"""Reading WhatsApp exports from disk: .txt encodings, .zip files (safe and unsafe), titles, extraction."""
+
+from __future__ import annotations
+
+import os
+import struct
+import zipfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gallery_app.core.chat.export_file import (
+    ChatExport,
+    ChatFileError,
+    decode_chat_bytes,
+    read_export,
+    safe_extract_member,
+)
+from gallery_app.core.chat.whatsapp import parse_chat_text
+from gallery_app.core.errors import AppError
+
+EXAMPLE_ZIP = (Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "whatsapp"
+               / "pustur_whatsapp-chat-parser-website" / "whatsapp-chat-parser-example.zip")
+CHAT = "[20.06.19, 15:58:53] John: Hey 👋\r\n[20.06.19, 15:58:57] Loris: Welcome, Zoë!\r\n"
+
+
+def make_zip(path: Path, members: dict[str, bytes | str], compression: int = zipfile.ZIP_DEFLATED) -> Path:
+    with zipfile.ZipFile(path, "w", compression) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return path
+
+
+def patch_headers(path: Path, *, flags_or: int = 0, file_size: int | None = None) -> None:
+    """Rewrite the general-purpose flags / uncompressed size in every local and central header."""
+    data = bytearray(path.read_bytes())
+    for signature, flags_at, size_at in ((b"PK\x03\x04", 6, 22), (b"PK\x01\x02", 8, 24)):
+        start = 0
+        while (at := data.find(signature, start)) >= 0:
+            flags = struct.unpack_from("<H", data, at + flags_at)[0]
+            struct.pack_into("<H", data, at + flags_at, flags | flags_or)
+            if file_size is not None:
+                struct.pack_into("<I", data, at + size_at, file_size)
+            start = at + 4
+    path.write_bytes(bytes(data))
+
+
+# --------------------------------------------------------------------------------------------
+# The example export from the web viewer
+# --------------------------------------------------------------------------------------------
+
+
+def test_example_zip_finds_the_chat_and_lists_the_media():
+    if not EXAMPLE_ZIP.is_file():
+        pytest.fail(f"shared fixture missing: {EXAMPLE_ZIP} (CI checks out shared/ beside the project)")
+    export = read_export(EXAMPLE_ZIP)
+    assert isinstance(export, ChatExport)
+    assert export.source == EXAMPLE_ZIP
+    assert export.title == "whatsapp-chat-parser-example"
+    assert export.text.startswith("[20.06.19, 15:58:47] Messages to this group are now secured")
+    assert export.attachments == [
+        "00000001-PHOTO-2019-06-20-16-00-15.jpg",
+        "00000002-VIDEO-2019-06-20-16-01-42.mp4",
+        "00000003-AUDIO-2019-06-20-16-03-55.mp3",
+        "00000004-whatsapp-chat-parser-example.zip",  # a nested zip is listed, never opened
+    ]
+    assert not any("__MACOSX" in name for name in export.attachments)
+    chat = parse_chat_text(export.text)
+    assert set(chat.attachments) <= set(export.attachments)
+
+
+def test_extracting_one_attachment_from_the_example(tmp_path: Path):
+    if not EXAMPLE_ZIP.is_file():
+        pytest.fail(f"shared fixture missing: {EXAMPLE_ZIP}")
+    out = safe_extract_member(EXAMPLE_ZIP, "00000001-PHOTO-2019-06-20-16-00-15.jpg", tmp_path / "media")
+    assert out == (tmp_path / "media" / "00000001-PHOTO-2019-06-20-16-00-15.jpg").resolve()
+    assert out.read_bytes()[:3] == b"\xff\xd8\xff"
+    assert [p.name for p in (tmp_path / "media").iterdir()] == [out.name]  # no temporary file left
+
+
+# --------------------------------------------------------------------------------------------
+# Choosing the chat inside a .zip
+# --------------------------------------------------------------------------------------------
+
+
+def test_zip_with_a_named_chat_file(tmp_path: Path):
+    path = make_zip(tmp_path / "WhatsApp Chat - Lisbon trip.zip", {
+        "WhatsApp Chat with Lisbon trip.txt": CHAT, "IMG-20190620-WA0001.jpg": b"\xff\xd8\xff", "notes/": b"",
+        "._WhatsApp Chat with Lisbon trip.txt": b"resource fork", "readme.txt": "x" * 5000,
+    })
+    export = read_export(path)
+    assert export.title == "Lisbon trip"
+    assert export.text == CHAT
+    assert export.attachments == ["IMG-20190620-WA0001.jpg", "readme.txt"]
+
+
+def test_zip_prefers_chat_txt_and_otherwise_the_largest_txt(tmp_path: Path):
+    export = read_export(make_zip(tmp_path / "a.zip", {"big.txt": "x" * 9000, "sub/_chat.txt": CHAT}))
+    assert export.text == CHAT
+    export = read_export(make_zip(tmp_path / "b.zip", {"small.txt": "small", "big.txt": CHAT * 10}))
+    assert export.text == CHAT * 10 and export.attachments == ["small.txt"]
+
+
+def test_zip_stored_without_compression(tmp_path: Path):
+    export = read_export(make_zip(tmp_path / "c.zip", {"_chat.txt": CHAT}, zipfile.ZIP_STORED))
+    assert export.text == CHAT
+
+
+def test_zip_without_a_text_file(tmp_path: Path):
+    path = make_zip(tmp_path / "photos.zip", {"IMG-1.jpg": b"\xff\xd8\xff", "__MACOSX/._chat.txt": b"x",
+                                              "inner.zip": b"PK\x05\x06" + bytes(18)})
+    with pytest.raises(ChatFileError, match=r"This \.zip has no WhatsApp chat inside \(no \.txt file\)\."):
+        read_export(path)
+
+
+def test_zip_with_a_utf16_chat(tmp_path: Path):
+    path = make_zip(tmp_path / "d.zip", {"_chat.txt": CHAT.encode("utf-16")})
+    assert read_export(path).text == CHAT
+
+
+# --------------------------------------------------------------------------------------------
+# Unsafe and broken .zip files
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["../evil.txt", "/etc/x", "C:/Windows/x.txt", "c:evil.txt", "media/../../x.jpg",
+                                  "a\\..\\..\\x.jpg", "\\\\server\\share\\x.jpg"])
+def test_zip_with_an_unsafe_member_name_is_refused(tmp_path: Path, name: str):
+    path = make_zip(tmp_path / "evil.zip", {"_chat.txt": CHAT, name: b"boom"})
+    with pytest.raises(ChatFileError, match="unsafe names"):
+        read_export(path)
+
+
+def test_zip_bomb_is_refused(tmp_path: Path):
+    path = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("_chat.txt", CHAT)
+        with zf.open("zeros.bin", "w") as member:
+            chunk = bytes(1 << 20)
+            for _ in range(300):  # 300 MB of zeros: about 300 kB compressed
+                member.write(chunk)
+    assert path.stat().st_size < 1_000_000
+    with pytest.raises(ChatFileError, match="zip bomb"):
+        read_export(path)
+    # With a small cap, the declared total size alone is enough to refuse it.
+    with pytest.raises(ChatFileError, match="would unpack to"):
+        read_export(path, max_uncompressed_bytes=10_000_000)
+
+
+def test_declared_size_over_the_cap_is_refused(tmp_path: Path):
+    path = make_zip(tmp_path / "big.zip", {"_chat.txt": CHAT * 100, "IMG-1.jpg": os.urandom(20_000)})
+    with pytest.raises(ChatFileError, match="would unpack to"):
+        read_export(path, max_uncompressed_bytes=10_000)
+    with pytest.raises(ChatFileError, match="too large"):
+        read_export(path, max_text_bytes=1_000)
+    assert read_export(path).text == CHAT * 100
+
+
+def test_a_lying_size_in_the_headers_is_caught_while_reading(tmp_path: Path):
+    path = make_zip(tmp_path / "liar.zip", {"_chat.txt": CHAT * 5000})  # ~500 kB, declared as 100 bytes
+    patch_headers(path, file_size=100)
+    assert zipfile.ZipFile(path).getinfo("_chat.txt").file_size == 100
+    with pytest.raises(ChatFileError):
+        read_export(path, max_text_bytes=1_000)
+
+
+def test_encrypted_zip_is_refused(tmp_path: Path):
+    # zipfile cannot write encrypted members: set the "encrypted" flag on an ordinary one instead.
+    path = make_zip(tmp_path / "secret.zip", {"_chat.txt": CHAT})
+    patch_headers(path, flags_or=0x1)
+    with pytest.raises(ChatFileError, match="password"):
+        read_export(path)
+    with pytest.raises(ChatFileError, match="password"):
+        safe_extract_member(path, "_chat.txt", tmp_path / "out")
+
+
+@pytest.mark.parametrize("content", [b"this is not a zip at all", b"", b"PK\x03\x04garbage" + bytes(100)])
+def test_not_a_zip_renamed_to_zip(tmp_path: Path, content: bytes):
+    path = tmp_path / "WhatsApp Chat with Jonas.zip"
+    path.write_bytes(content)
+    with pytest.raises(ChatFileError, match="not a valid .zip"):
+        read_export(path)
+
+
+def test_truncated_zip(tmp_path: Path):
+    path = make_zip(tmp_path / "cut.zip", {"_chat.txt": CHAT * 100})
+    path.write_bytes(path.read_bytes()[:150])
+    with pytest.raises(ChatFileError):
+        read_export(path)
+
+
+# --------------------------------------------------------------------------------------------
+# .txt files, other files
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("encoded", [
+    CHAT.encode("utf-8"), b"\xef\xbb\xbf" + CHAT.encode("utf-8"), CHAT.encode("utf-16"),
+    b"\xff\xfe" + CHAT.encode("utf-16-le"), b"\xfe\xff" + CHAT.encode("utf-16-be"),
+    CHAT.encode("utf-16-le"), CHAT.encode("utf-16-be"),
+], ids=["utf8", "utf8-bom", "utf16-native-bom", "utf16le-bom", "utf16be-bom", "utf16le-no-bom", "utf16be-no-bom"])
+def test_text_encodings(tmp_path: Path, encoded: bytes):
+    assert decode_chat_bytes(encoded) == CHAT
+    path = tmp_path / "_chat.txt"
+    path.write_bytes(encoded)
+    assert read_export(path).text == CHAT
+
+
+def test_invalid_utf8_is_replaced_not_fatal():
+    assert decode_chat_bytes(b"12/03/2019, 10:00 - Ana: caf\xe9 \xff") == "12/03/2019, 10:00 - Ana: caf\ufffd \ufffd"
+    assert decode_chat_bytes(b"") == ""
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300))
+def test_decoding_never_raises(raw: bytes):
+    assert isinstance(decode_chat_bytes(raw), str)
+
+
+@pytest.mark.parametrize("file, title", [
+    ("WhatsApp Chat with Jonas.txt", "Jonas"), ("WhatsApp Chat mit Die üblichen Verdächtigen.txt",
+                                                "Die üblichen Verdächtigen"),
+    ("WhatsApp Chat - Lisbon trip.txt", "Lisbon trip"), ("notes.txt", "notes"),
+])
+def test_titles_from_file_names(tmp_path: Path, file: str, title: str):
+    path = tmp_path / file
+    path.write_text(CHAT, "utf-8")
+    assert read_export(path).title == title
+
+
+def test_chat_txt_takes_its_folder_name(tmp_path: Path):
+    folder = tmp_path / "Lisbon trip"
+    folder.mkdir()
+    (folder / "_chat.txt").write_text(CHAT, "utf-8")
+    assert read_export(folder / "_chat.txt").title == "Lisbon trip"
+    assert read_export(folder).text == CHAT  # a folder holding a _chat.txt works too
+
+
+def test_txt_export_has_no_attachments(tmp_path: Path):
+    path = tmp_path / "WhatsApp Chat with Jonas.txt"
+    path.write_text(CHAT, "utf-8")
+    assert read_export(path) == ChatExport(title="Jonas", text=CHAT, attachments=[], source=path)
+
+
+def test_text_file_over_the_cap_is_refused(tmp_path: Path):
+    path = tmp_path / "_chat.txt"
+    path.write_text(CHAT * 100, "utf-8")
+    with pytest.raises(ChatFileError, match="too large"):
+        read_export(path, max_text_bytes=1000)
+
+
+@pytest.mark.parametrize("name, content", [
+    ("IMG-20190620-WA0001.jpg", b"\xff\xd8\xff\xe0\x00\x10JFIF"), ("chat.pdf", b"%PDF-1.7"),
+    ("_chat.txt", b"\x89PNG\r\n\x1a\n" + bytes(20)), ("export.html", b"<html>"),
+])
+def test_wrong_file_type(tmp_path: Path, name: str, content: bytes):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(ChatFileError, match="is not a WhatsApp export: choose the _chat.txt or the .zip WhatsApp made"):
+        read_export(path)
+
+
+def test_missing_file(tmp_path: Path):
+    with pytest.raises(ChatFileError, match="Could not find") as caught:
+        read_export(tmp_path / "gone.zip")
+    assert isinstance(caught.value, AppError) and caught.value.hint
+
+
+def test_folder_without_a_chat(tmp_path: Path):
+    with pytest.raises(ChatFileError, match="no WhatsApp chat"):
+        read_export(tmp_path)
+
+
+# --------------------------------------------------------------------------------------------
+# safe_extract_member
+# --------------------------------------------------------------------------------------------
+
+
+def test_safe_extract_keeps_folders_inside_the_destination(tmp_path: Path):
+    path = make_zip(tmp_path / "e.zip", {"_chat.txt": CHAT, "media/IMG-1.jpg": b"\xff\xd8\xffdata"})
+    out = safe_extract_member(path, "media/IMG-1.jpg", tmp_path / "dest")
+    assert out == (tmp_path / "dest" / "media" / "IMG-1.jpg").resolve()
+    assert out.read_bytes() == b"\xff\xd8\xffdata"
+
+
+@pytest.mark.parametrize("name", ["../evil.txt", "/etc/x", "C:/x.txt", "a/../../evil.txt", "..\\evil.txt"])
+def test_safe_extract_refuses_traversal(tmp_path: Path, name: str):
+    path = make_zip(tmp_path / "evil.zip", {"_chat.txt": CHAT, name: b"boom"})
+    dest = tmp_path / "dest"
+    with pytest.raises(ChatFileError):
+        safe_extract_member(path, name, dest)
+    assert not (tmp_path / "evil.txt").exists()
+    assert not dest.exists() or not any(dest.rglob("*"))
+
+
+def test_safe_extract_refuses_a_symlinked_folder_that_leads_outside(tmp_path: Path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    try:
+        (dest / "media").symlink_to(outside, target_is_directory=True)
+    except OSError:
+        pytest.skip("cannot create symlinks here")
+    path = make_zip(tmp_path / "f.zip", {"media/IMG-1.jpg": b"data"})
+    with pytest.raises(ChatFileError, match="outside"):
+        safe_extract_member(path, "media/IMG-1.jpg", dest)
+    assert not any(outside.iterdir())
+
+
+def test_safe_extract_missing_member_and_folder(tmp_path: Path):
+    path = make_zip(tmp_path / "g.zip", {"_chat.txt": CHAT, "media/": b""})
+    with pytest.raises(ChatFileError, match="is not in"):
+        safe_extract_member(path, "nope.jpg", tmp_path / "dest")
+    with pytest.raises(ChatFileError, match="folder"):
+        safe_extract_member(path, "media/", tmp_path / "dest")
