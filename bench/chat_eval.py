@@ -50,7 +50,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--keywords", choices=["on", "off"], default=None, help="fuse FTS5 keyword search")
     parser.add_argument("--chunk-tokens", type=int, default=None)
     parser.add_argument("--include-date", action="store_true")
-    parser.add_argument("--passages", type=int, default=4, help="passages given to the LLM")
+    parser.add_argument("--passages", type=int, default=6, help="passages given to the LLM")
+    parser.add_argument("--context", choices=["excerpts", "passages"], default=None,
+                        help="give the LLM focused excerpts or whole passages")
     parser.add_argument("--verbose", action="store_true", help="print every question's outcome")
     return parser.parse_args(argv)
 
@@ -85,6 +87,8 @@ def main(argv=None) -> int:
     answering = not args.retrieval_only
     for item in questions:
         session = ChatSession(conn, embedder, llm, k=max(KS), follow_ups=follow_ups, use_keywords=keywords)
+        if session.prompts is not None and args.context:
+            session.prompts.excerpts = args.context == "excerpts"
         if item["previous_question"]:
             if answering or follow_ups is FollowUps.REWRITE:
                 session.answer(item["previous_question"])  # the real previous answer, as in a conversation
@@ -100,10 +104,15 @@ def main(argv=None) -> int:
                 value = 1.0 if gold & found else 0.0
                 recall[item["kind"]][k].append(value)
                 recall["overall"][k].append(value)
-        text = ""
+        text, text_note = "", ""
         if answering:
             session.k = args.passages
-            text = session.answer(item["question"]).text
+            answer = session.answer(item["question"])
+            text = answer.text
+            if args.verbose and answer.raw_text and answer.raw_text != text:
+                text_note = f" (model wrote {answer.raw_text!r})"
+            else:
+                text_note = ""
             if item["answer_keywords"]:
                 keyword_hits.append(any(word in text.lower() for word in item["answer_keywords"]))
             elif not item["gold_lines"]:
@@ -111,7 +120,7 @@ def main(argv=None) -> int:
         if args.verbose:
             ranks = [i for i, m in enumerate(retrieval.matches) if gold & set(m.message_ids)]
             print(f"{item['id']:<8} {item['kind']:<13} rank {ranks[0] + 1 if ranks else '-':<3} q={query!r}"
-                  + (f" → {text!r}" if answering else ""))
+                  + (f" → {text!r}{text_note}" if answering else ""))
 
     print(f"embedder {embedder.spec.key} · llm {llm.spec.key if llm else '-'} · follow-ups {follow_ups.value} · "
           f"keywords {'on' if keywords else 'off'} · chunks {config.max_tokens} tokens"

@@ -132,7 +132,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 
 def add_chat_commands(commands: argparse._SubParsersAction) -> None:
-    from gallery_app.core.chat.session import DEFAULT_FOLLOW_UPS, FollowUps
+    from gallery_app.core.chat.session import DEFAULT_FOLLOW_UPS, DEFAULT_PASSAGES, FollowUps
 
     chat = commands.add_parser("chat", help="import WhatsApp chats and ask questions about them",
                                description="Import WhatsApp exports and ask questions answered from them.")
@@ -143,7 +143,7 @@ def add_chat_commands(commands: argparse._SubParsersAction) -> None:
         if llm:
             parser.add_argument("--llm", metavar="SETTING", help="chat-llm: a model key or a .gguf file")
             parser.add_argument("--chat", type=int, action="append", metavar="ID", help="only this chat (repeatable)")
-            parser.add_argument("--passages", type=int, default=4, help="passages given to the model (default 4)")
+            parser.add_argument("--passages", type=int, default=DEFAULT_PASSAGES, help="passages given to the model")
             parser.add_argument("--context", type=int, default=4096, help="LLM context window in tokens")
             parser.add_argument("--answer-tokens", type=int, default=96, help="longest answer in tokens")
             parser.add_argument("--follow-ups", choices=[f.value for f in FollowUps], default=DEFAULT_FOLLOW_UPS.value,

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from itertools import groupby
 
-DEFAULT_CHUNK_TOKENS = 160
+DEFAULT_CHUNK_TOKENS = 256
+DEFAULT_WINDOW_MESSAGES = 4
+DEFAULT_WINDOW_STRIDE = 2
 _SENTENCE_END = re.compile(r"(?<=[.!?…。！？])\s+")
 
 
@@ -38,6 +40,26 @@ class Chunk:
     first_timestamp: datetime
     last_timestamp: datetime
     lines: list[str] = field(default_factory=list, repr=False)
+    #: Per line, the id of the message it belongs to (None for the date line).
+    line_owners: list[int | None] = field(default_factory=list, repr=False)
+
+    def windows(self, size: int, stride: int) -> list[tuple[list[int], str]]:
+        """Overlapping runs of ``size`` messages (every ``stride``), each with its own ``Name: text`` lines.
+
+        A passage is what the person and the LLM read; its windows are what the search compares a
+        question with, so one sentence is not drowned by the ten messages around it.
+        """
+        ids = self.message_ids
+        starts = list(range(0, max(1, len(ids) - size + stride), stride))
+        if starts[-1] + size < len(ids):
+            starts.append(len(ids) - size)  # the last messages get a window too
+        result = []
+        for start in starts:
+            members = ids[start:start + size]
+            wanted = set(members)
+            text = "\n".join(line for line, owner in zip(self.lines, self.line_owners) if owner in wanted)
+            result.append((members, text))
+        return result
 
 
 @dataclass(frozen=True)
@@ -48,6 +70,9 @@ class ChunkingConfig:
     include_date: bool = False
     #: Also start a new passage after a pause this long within a day (None: only the day splits).
     max_gap_minutes: int | None = None
+    #: Messages per search window inside a passage, and how far each window moves on.
+    window_messages: int = DEFAULT_WINDOW_MESSAGES
+    window_stride: int = DEFAULT_WINDOW_STRIDE
 
 
 class TokenCounter:
@@ -136,7 +161,8 @@ def _finish(draft: _Draft, day: date, counter: TokenCounter, max_tokens: int) ->
             ids.append(message.id)
         if message.sender not in senders:
             senders.append(message.sender)
-    return [Chunk(day, ids, senders, text, tokens, messages[0].timestamp, messages[-1].timestamp, list(draft.lines))]
+    return [Chunk(day, ids, senders, text, tokens, messages[0].timestamp, messages[-1].timestamp, list(draft.lines),
+                  [owner.id if owner is not None else None for owner in draft.owners])]
 
 
 def _day_drafts(messages: Sequence[ChunkInput], budget: int, counter: TokenCounter,

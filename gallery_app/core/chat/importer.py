@@ -31,7 +31,8 @@ from gallery_app.core.store.vectors import VectorTable, delete_vectors
 #: (stage, done, total); stages: "parsed", "embedded", "stored".
 ImportProgress = Callable[[str, int, int], None]
 EMBED_BATCH = 32
-CHUNK_METADATA = {"chat_id": "integer", "day": "text"}
+WINDOW_METADATA = {"chat_id": "integer", "chunk_id": "integer", "day": "text"}
+VECTOR_KIND = "windows"
 #: Share of an export's messages that must already be in a chat for it to count as the same chat.
 SAME_CHAT_OVERLAP = 0.5
 
@@ -51,6 +52,7 @@ class ImportSummary:
     media_placeholders: int
     system_messages: int
     passages_added: int
+    windows_added: int = 0
     skipped_examples: list[tuple[int, str]] = field(default_factory=list)
 
     def describe(self) -> str:
@@ -125,7 +127,7 @@ def _existing_messages_on_days(conn: apsw.Connection, chat_id: int, days: set[da
 
 
 def vector_table_for(conn: apsw.Connection, embedder: TextEmbedder) -> VectorTable:
-    return ensure_vector_table(conn, "chunks", embedder.model_key, embedder.dims, metadata=CHUNK_METADATA)
+    return ensure_vector_table(conn, VECTOR_KIND, embedder.model_key, embedder.dims, metadata=WINDOW_METADATA)
 
 
 def _embed(embedder: TextEmbedder, texts: list[str], progress: ImportProgress | None,
@@ -163,7 +165,8 @@ def import_chat(conn: apsw.Connection, source: Path | ChatExport, embedder: Text
                if (item := _chunkable(pid, m.timestamp, m.sender, m.text, m.kind))]
     inputs.sort(key=lambda item: (item.timestamp, item.id >= 0, abs(item.id)))
     chunks = chunk_messages(inputs, embedder.count_tokens, max_tokens=embedder.max_tokens, config=config)
-    vectors = _embed(embedder, [chunk.text for chunk in chunks], progress, cancel)
+    windows = [chunk.windows(config.window_messages, config.window_stride) for chunk in chunks]
+    vectors = _embed(embedder, [text for chunk_windows in windows for _ids, text in chunk_windows], progress, cancel)
     if cancel is not None and cancel():
         raise Cancelled("The import was cancelled; nothing was changed.")
 
@@ -175,7 +178,7 @@ def import_chat(conn: apsw.Connection, source: Path | ChatExport, embedder: Text
                          (title or export.title, str(export.source), parsed.date_order))
             chat_id = conn.last_insert_rowid()
         real_ids = _insert_messages(conn, chat_id, fresh)
-        _replace_chunks(conn, table, embedder, chat_id, affected_days, chunks, vectors, real_ids)
+        _replace_chunks(conn, table, embedder, chat_id, affected_days, chunks, windows, vectors, real_ids)
         conn.execute(
             "INSERT INTO chat_imports(chat_id, source_path, messages_in_file, messages_added, skipped_lines, "
             "attachments) VALUES (?, ?, ?, ?, ?, ?)",
@@ -192,6 +195,7 @@ def import_chat(conn: apsw.Connection, source: Path | ChatExport, embedder: Text
         skipped_lines=len(parsed.skipped_lines), attachments=len(parsed.attachments),
         media_placeholders=sum(m.kind is MessageKind.MEDIA for m in messages),
         system_messages=sum(m.kind is MessageKind.SYSTEM for m in messages), passages_added=len(chunks),
+        windows_added=len(vectors),
         skipped_examples=parsed.skipped_lines[:5],
     )
 
@@ -209,61 +213,70 @@ def _insert_messages(conn: apsw.Connection, chat_id: int, fresh: list[tuple[str,
 
 
 def _replace_chunks(conn: apsw.Connection, table: VectorTable, embedder: TextEmbedder, chat_id: int,
-                    days: set[date], chunks: list[Chunk], vectors: np.ndarray, real_ids: dict[int, int]) -> None:
-    day_list = [day.isoformat() for day in sorted(days)]
-    old = [row[0] for day in day_list
-           for row in conn.execute("SELECT id FROM chunks WHERE chat_id = ? AND day = ?", (chat_id, day))]
+                    days: set[date], chunks: list[Chunk], windows: list[list[tuple[list[int], str]]],
+                    vectors: np.ndarray, real_ids: dict[int, int]) -> None:
+    old = [row[0] for day in sorted(days)
+           for row in conn.execute("SELECT id FROM chunks WHERE chat_id = ? AND day = ?", (chat_id, day.isoformat()))]
+    old_windows = [row[0] for chunk_id in old
+                   for row in conn.execute("SELECT id FROM chunk_windows WHERE chunk_id = ?", (chunk_id,))]
+    _delete_vectors_everywhere(conn, old_windows)
     for chunk_id in old:
         # External-content FTS rows are removed by repeating the indexed values with the 'delete' command.
         conn.execute("INSERT INTO chunks_fts(chunks_fts, rowid, text) SELECT 'delete', id, text FROM chunks "
                      "WHERE id = ?", (chunk_id,))
-        conn.execute("DELETE FROM chunks WHERE id = ?", (chunk_id,))
-    _delete_vectors_everywhere(conn, old)
-    new_ids = []
-    for chunk in chunks:
+        conn.execute("DELETE FROM chunks WHERE id = ?", (chunk_id,))  # cascades to chunk_windows
+    window_ids, window_meta = [], {"chat_id": [], "chunk_id": [], "day": []}
+    for chunk, chunk_windows in zip(chunks, windows):
         ids = [real_ids.get(i, i) for i in chunk.message_ids]
         conn.execute(
             "INSERT INTO chunks(chat_id, day, first_message_id, last_message_id, message_ids, senders, text, tokens) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (chat_id, chunk.day.isoformat(), ids[0], ids[-1], json.dumps(ids), json.dumps(chunk.senders, ensure_ascii=False),
-             chunk.text, chunk.tokens))
+            (chat_id, chunk.day.isoformat(), ids[0], ids[-1], json.dumps(ids),
+             json.dumps(chunk.senders, ensure_ascii=False), chunk.text, chunk.tokens))
         chunk_id = conn.last_insert_rowid()
         conn.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", (chunk_id, chunk.text))
-        new_ids.append(chunk_id)
-    if new_ids:
-        insert_vectors(conn, table, new_ids, vectors, model_key=embedder.model_key,
-                       metadata={"chat_id": [chat_id] * len(new_ids), "day": [c.day.isoformat() for c in chunks]})
+        for members, text in chunk_windows:
+            conn.execute("INSERT INTO chunk_windows(chunk_id, message_ids, text) VALUES (?, ?, ?)",
+                         (chunk_id, json.dumps([real_ids.get(i, i) for i in members]), text))
+            window_ids.append(conn.last_insert_rowid())
+            window_meta["chat_id"].append(chat_id)
+            window_meta["chunk_id"].append(chunk_id)
+            window_meta["day"].append(chunk.day.isoformat())
+    if window_ids:
+        insert_vectors(conn, table, window_ids, vectors, model_key=embedder.model_key, metadata=window_meta)
 
 
-def _delete_vectors_everywhere(conn: apsw.Connection, chunk_ids: list[int]) -> None:
-    """A replaced passage leaves every model's table, not only the current embedder's."""
-    if not chunk_ids:
+def _delete_vectors_everywhere(conn: apsw.Connection, window_ids: list[int]) -> None:
+    """A replaced passage's windows leave every model's table, not only the current embedder's."""
+    if not window_ids:
         return
     from gallery_app.core.store import list_vector_tables
 
     for table in list_vector_tables(conn):
-        if table.kind == "chunks":
-            delete_vectors(conn, table, chunk_ids)
+        if table.kind == VECTOR_KIND:
+            delete_vectors(conn, table, window_ids)
 
 
 def missing_vectors(conn: apsw.Connection, embedder: TextEmbedder) -> int:
-    """How many passages the current embedder has not embedded yet (e.g. after switching models)."""
+    """How many search windows the current embedder has not embedded yet (e.g. after switching models)."""
     table = vector_table_for(conn, embedder)
-    total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    total = conn.execute("SELECT count(*) FROM chunk_windows").fetchone()[0]
     indexed = conn.execute(f"SELECT count(*) FROM {table.name}").fetchone()[0]
     return max(0, total - indexed)
 
 
 def reindex(conn: apsw.Connection, embedder: TextEmbedder, *, progress: ImportProgress | None = None,
             cancel: Callable[[], bool] | None = None) -> int:
-    """Embed every passage the current embedder's table lacks; returns how many were added."""
+    """Embed every search window the current embedder's table lacks; returns how many were added."""
     table = vector_table_for(conn, embedder)
     rows = conn.execute(
-        f"SELECT id, chat_id, day, text FROM chunks WHERE id NOT IN (SELECT rowid FROM {table.name}) ORDER BY id"
+        "SELECT w.id, c.chat_id, c.id, c.day, w.text FROM chunk_windows w JOIN chunks c ON c.id = w.chunk_id "
+        f"WHERE w.id NOT IN (SELECT rowid FROM {table.name}) ORDER BY w.id"
     ).fetchall()
-    vectors = _embed(embedder, [row[3] for row in rows], progress, cancel)
+    vectors = _embed(embedder, [row[4] for row in rows], progress, cancel)
     with atomic(conn):
         if rows:
             insert_vectors(conn, table, [row[0] for row in rows], vectors, model_key=embedder.model_key,
-                           metadata={"chat_id": [row[1] for row in rows], "day": [row[2] for row in rows]})
+                           metadata={"chat_id": [r[1] for r in rows], "chunk_id": [r[2] for r in rows],
+                                     "day": [r[3] for r in rows]})
     return len(rows)

@@ -23,6 +23,18 @@ SYSTEM_PROMPT = (
     "If the context does not contain the answer, reply exactly: I don't know."
 )
 DONT_KNOW = "I don't know"
+#: Base models follow examples better than instructions: one answer found in the context, one not.
+COMPLETION_EXAMPLE = (
+    "Example context:\n"
+    "Sam: The bus leaves at 7, don't be late\n"
+    "Lee: I'll bring the tickets\n"
+    "Q: When does the bus leave?\n"
+    "A: At 7.\n"
+    "Q: What colour is Sam's car?\n"
+    "A: I don't know.\n"
+    "Q: Who is bringing the tickets?\n"
+    "A: Lee.\n"
+)
 MAX_REPLAYED_TURNS = 6
 SUMMARY_TOKENS = 120
 #: Tokens kept free besides the answer, for the template's markers the per-part counts miss.
@@ -74,10 +86,11 @@ def summarise(turns: Sequence[Turn], count_tokens: Callable[[str], int], budget:
     return "\n".join(lines)
 
 
-def format_context(matches: Sequence[Match]) -> str:
+def format_context(matches: Sequence[Match], *, excerpts: bool = False) -> str:
     blocks = []
     for match in matches:
-        blocks.append(f"[{match.chat_title}, {match.day}]\n{match.text}")
+        body = match.excerpt if excerpts and match.excerpt else match.text
+        blocks.append(f"[{match.chat_title}, {match.day}]\n{body}")
     return "\n\n".join(blocks)
 
 
@@ -95,12 +108,14 @@ class Prompt:
 class PromptBuilder:
     """Builds the prompt for one question within ``n_ctx`` (prompt) + ``answer_tokens`` (answer)."""
 
-    def __init__(self, llm, *, answer_tokens: int = 96):
+    def __init__(self, llm, *, answer_tokens: int = 96, excerpts: bool = False):
         self.llm = llm
         self.answer_tokens = answer_tokens
+        #: Give the model each match's focused excerpt instead of the whole passage.
+        self.excerpts = excerpts
 
     def _render(self, question: str, matches: Sequence[Match], turns: Sequence[Turn], summary: str) -> tuple[str, list[str]]:
-        context = format_context(matches) or "(no messages found)"
+        context = format_context(matches, excerpts=self.excerpts) or "(no messages found)"
         user = f"Context:\n{context}\n\nQuestion: {question}"
         if self.llm.chat_template is not None:
             system = SYSTEM_PROMPT + (f"\n\nEarlier in this conversation:\n{summary}" if summary else "")
@@ -112,7 +127,7 @@ class PromptBuilder:
         # A base model continues text: the rules, the context, then a Q/A transcript ending in "A:".
         history = "".join(f"Q: {t.question}\nA: {t.answer}\n" for t in turns)
         earlier = f"Earlier in this conversation:\n{summary}\n\n" if summary else ""
-        text = f"{SYSTEM_PROMPT}\n\n{earlier}Context:\n{context}\n\n{history}Q: {question}\nA:"
+        text = f"{SYSTEM_PROMPT}\n\n{COMPLETION_EXAMPLE}\n{earlier}Context:\n{context}\n\n{history}Q: {question}\nA:"
         return text, ["\nQ:", "\n\n"]
 
     def build(self, question: str, matches: Sequence[Match], conversation: Conversation | None = None,

@@ -13,7 +13,8 @@ from enum import Enum
 
 import apsw
 
-from gallery_app.core.chat.prompting import DONT_KNOW, Conversation, Prompt, PromptBuilder
+from gallery_app.core.chat.grounding import GroundingCheck, check_answer
+from gallery_app.core.chat.prompting import DONT_KNOW, Conversation, Prompt, PromptBuilder, format_context
 from gallery_app.core.chat.retrieval import ChatRetriever, Retrieval
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
 
@@ -29,7 +30,11 @@ class FollowUps(str, Enum):
 
 DEFAULT_FOLLOW_UPS = FollowUps.PREVIOUS
 DEFAULT_USE_KEYWORDS = False
+DEFAULT_EXCERPTS = True
+#: Passages given to the LLM (as focused excerpts): measured on the demo questions, see docs/chat.md.
+DEFAULT_PASSAGES = 6
 NOTHING_FOUND = "I couldn't find anything about that in your chats."
+UNSUPPORTED = "I don't know: the messages I found don't say."
 
 REWRITE_INSTRUCTIONS = (
     "Rewrite the last question so that it can be understood without the conversation before it. "
@@ -51,6 +56,9 @@ class Answer:
     retrieval: Retrieval
     prompt: Prompt | None
     text: str
+    #: What the model wrote, before an unsupported answer was replaced by "I don't know".
+    raw_text: str = ""
+    grounding: GroundingCheck | None = None
 
     @property
     def knows(self) -> bool:
@@ -67,10 +75,10 @@ def participants_of(conn: apsw.Connection, chat_ids: Sequence[int]) -> list[str]
 
 
 class ChatSession:
-    def __init__(self, conn: apsw.Connection, embedder: TextEmbedder, llm=None, *, k: int = 4,
+    def __init__(self, conn: apsw.Connection, embedder: TextEmbedder, llm=None, *, k: int = DEFAULT_PASSAGES,
                  min_score: float = 0.0, follow_ups: FollowUps = DEFAULT_FOLLOW_UPS,
                  use_keywords: bool = DEFAULT_USE_KEYWORDS, answer_tokens: int = 96,
-                 chats: Sequence[int] | None = None):
+                 excerpts: bool = DEFAULT_EXCERPTS, chats: Sequence[int] | None = None):
         self.conn = conn
         self.retriever = ChatRetriever(conn, embedder, use_keywords=use_keywords)
         self.llm = llm
@@ -79,7 +87,7 @@ class ChatSession:
         self.follow_ups = FollowUps(follow_ups)
         self.chats = list(chats) if chats else None
         self.conversation = Conversation()
-        self.prompts = PromptBuilder(llm, answer_tokens=answer_tokens) if llm is not None else None
+        self.prompts = PromptBuilder(llm, answer_tokens=answer_tokens, excerpts=excerpts) if llm is not None else None
 
     # --- follow-ups ---------------------------------------------------------------------------
     def rewrite_question(self, question: str) -> str:
@@ -131,7 +139,10 @@ class ChatSession:
                                                     cancel=cancel):
                 pieces.append(piece)
                 yield piece
-            answer = Answer(question, query, retrieval, prompt, "".join(pieces).strip())
+            raw = "".join(pieces).strip()
+            grounding = check_answer(raw, format_context(prompt.matches, excerpts=self.prompts.excerpts), question)
+            text = raw if grounding.grounded or DONT_KNOW.lower() in raw.lower() else UNSUPPORTED
+            answer = Answer(question, query, retrieval, prompt, text, raw, grounding)
         self.conversation.add(question, answer.text or NOTHING_FOUND)
         yield answer
 

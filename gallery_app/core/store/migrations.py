@@ -97,10 +97,27 @@ def m003_chats(conn: apsw.Connection) -> None:
     )
 
 
+def m004_chunk_windows(conn: apsw.Connection) -> None:
+    # The search units inside each passage: a few consecutive messages, overlapping. Their vectors
+    # live in vec_windows_<model>; a passage ranks by its best window.
+    conn.execute(
+        """
+        CREATE TABLE chunk_windows (
+            id           INTEGER PRIMARY KEY,
+            chunk_id     INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+            message_ids  TEXT NOT NULL,
+            text         TEXT NOT NULL
+        );
+        CREATE INDEX chunk_windows_by_chunk ON chunk_windows(chunk_id);
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_vector_registry", m001_vector_registry),
     ("002_app_state", m002_settings),
     ("003_chats", m003_chats),
+    ("004_chunk_windows", m004_chunk_windows),
 ]
 
 

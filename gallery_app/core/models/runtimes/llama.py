@@ -95,11 +95,13 @@ class ChatLLM:
         return formatted.prompt, stops or [eos]
 
     def stream_completion(self, prompt_tokens: list[int], *, max_tokens: int, stop: Sequence[str] = (),
-                          temperature: float = 0.0, cancel: Callable[[], bool] | None = None) -> Iterator[str]:
+                          temperature: float = 0.0, repeat_penalty: float = 1.1,
+                          cancel: Callable[[], bool] | None = None) -> Iterator[str]:
         """Continue an already tokenised prompt, piece by piece; stops between tokens when ``cancel()``."""
         stream = self._model().create_completion(
             prompt=prompt_tokens, max_tokens=max_tokens, temperature=temperature, stop=list(stop), stream=True,
-            seed=self._seed, top_k=1 if temperature == 0 else 40, repeat_penalty=1.0,
+            # A mild repeat penalty stops the small models from looping on one sentence until max_tokens.
+            seed=self._seed, top_k=1 if temperature == 0 else 40, repeat_penalty=repeat_penalty,
         )
         try:
             for chunk in stream:
