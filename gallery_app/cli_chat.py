@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 
 
-def _print_passages(found, stream=sys.stdout) -> None:
-    print(found.retrieval.describe() + (f" (searched for: {found.search_query})" if found.search_query else ""),
-          file=stream)
+def _print_passages(found, stream=None) -> None:
+    stream = stream or sys.stdout
+    searched = found.search_query != found.question
+    print(found.retrieval.describe() + (f" (searched for: {found.search_query})" if searched else ""), file=stream)
     for match in found.retrieval.matches:
         print(f"  ── {match.chat_title} · {match.day} · similarity {match.similarity:.2f}", file=stream)
         for line in match.text.split("\n"):
@@ -51,7 +52,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     def progress(stage: str, done: int, total: int) -> None:
         if stage == "embedded" and total:
-            bars.setdefault(stage, _ProgressBar("Embedding passages", unit="passages"))(done, total)
+            bars.setdefault(stage, _ProgressBar("Embedding messages", unit="windows"))(done, total)
 
     for file in args.files:
         summary = import_chat(conn, Path(file), embedder, progress=progress)

@@ -47,6 +47,7 @@ REWRITE_INSTRUCTIONS = (
 class MatchesFound:
     retrieval: Retrieval
     search_query: str
+    question: str = ""
 
 
 @dataclass
@@ -125,7 +126,7 @@ class ChatSession:
     def ask(self, question: str, *, cancel: Callable[[], bool] | None = None) -> Iterator[object]:
         """Yields MatchesFound, then answer pieces (str), then the Answer; remembers the turn."""
         query, retrieval = self.retrieve(question)
-        yield MatchesFound(retrieval, query)
+        yield MatchesFound(retrieval, query, question)
         if not retrieval.matches or self.llm is None:
             text = NOTHING_FOUND if not retrieval.matches else ""
             if text:

