@@ -50,6 +50,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--keywords", choices=["on", "off"], default=None, help="fuse FTS5 keyword search")
     parser.add_argument("--chunk-tokens", type=int, default=None)
     parser.add_argument("--include-date", action="store_true")
+    parser.add_argument("--window-messages", type=int, default=None, help="messages per search window")
+    parser.add_argument("--window-stride", type=int, default=None, help="messages between window starts")
     parser.add_argument("--passages", type=int, default=6, help="passages given to the LLM")
     parser.add_argument("--context", choices=["excerpts", "passages"], default=None,
                         help="give the LLM focused excerpts or whole passages")
@@ -73,8 +75,9 @@ def main(argv=None) -> int:
     if follow_ups is FollowUps.REWRITE and llm is None:
         llm = open_chat_llm(args.llm)  # rewriting needs the LLM even when answers are not scored
     keywords = DEFAULT_USE_KEYWORDS if args.keywords is None else args.keywords == "on"
-    config = ChunkingConfig(include_date=args.include_date,
-                            **({"max_tokens": args.chunk_tokens} if args.chunk_tokens else {}))
+    overrides = {"max_tokens": args.chunk_tokens, "window_messages": args.window_messages,
+                 "window_stride": args.window_stride}
+    config = ChunkingConfig(include_date=args.include_date, **{k: v for k, v in overrides.items() if v})
 
     conn = open_store(Path(tempfile.mkdtemp(prefix="chat-eval-db-")) / "eval.db")
     started = time.perf_counter()
@@ -124,7 +127,8 @@ def main(argv=None) -> int:
 
     print(f"embedder {embedder.spec.key} · llm {llm.spec.key if llm else '-'} · follow-ups {follow_ups.value} · "
           f"keywords {'on' if keywords else 'off'} · chunks {config.max_tokens} tokens"
-          f"{' + date' if config.include_date else ''} · {summary.passages_added} passages · import {import_seconds:.1f}s")
+          f"{' + date' if config.include_date else ''} · windows {config.window_messages}/{config.window_stride} · "
+          f"{summary.passages_added} passages, {summary.windows_added} windows · import {import_seconds:.1f}s")
     kinds = sorted(k for k in recall if k != "overall") + ["overall"]
     for kind in kinds:
         row = recall[kind]

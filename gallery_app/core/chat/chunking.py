@@ -8,6 +8,7 @@ in the embedder's own tokens so none is silently truncated.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -57,7 +58,9 @@ class Chunk:
         for start in starts:
             members = ids[start:start + size]
             wanted = set(members)
-            text = "\n".join(line for line, owner in zip(self.lines, self.line_owners) if owner in wanted)
+            # The date line (owner None), when passages carry one, leads every window too.
+            text = "\n".join(line for line, owner in zip(self.lines, self.line_owners)
+                              if owner is None or owner in wanted)
             result.append((members, text))
         return result
 
@@ -95,22 +98,25 @@ def message_lines(sender: str, text: str) -> list[str]:
     return [f"{sender}: {line.strip()}" for line in text.split("\n") if line.strip()]
 
 
-def _split_long_line(line: str, sender: str, budget: int, counter: TokenCounter) -> list[str]:
-    """Split ``Name: very long text`` at sentence ends, else between words, else inside a word."""
+def _split_long_line(line: str, sender: str, budget: int, line_cost: Callable[[str], int]) -> list[str]:
+    """Split ``Name: very long text`` at sentence ends, else between words, else inside a word.
+
+    ``line_cost`` is ``TokenCounter.line_cost``, best memoised: the same texts are tried more than once.
+    """
     body = line[len(sender) + 2:]
     prefix = f"{sender}: "
     pieces: list[str] = []
     for sentence in _SENTENCE_END.split(body):
-        if counter.line_cost(prefix + sentence) <= budget:
+        if line_cost(prefix + sentence) <= budget:
             pieces.append(sentence)
             continue
         current: list[str] = []
         for word in sentence.split():
-            if current and counter.line_cost(prefix + " ".join(current + [word])) > budget:
+            if current and line_cost(prefix + " ".join(current + [word])) > budget:
                 pieces.append(" ".join(current))
                 current = []
             current.append(word)
-            while counter.line_cost(prefix + " ".join(current)) > budget and len(current[0]) > 1:
+            while line_cost(prefix + " ".join(current)) > budget and len(current[0]) > 1:
                 # A single "word" longer than the budget (a URL, a string of emoji): cut it in half.
                 word = current.pop()
                 half = max(1, len(word) // 2)
@@ -121,7 +127,7 @@ def _split_long_line(line: str, sender: str, budget: int, counter: TokenCounter)
     # Re-pack the pieces greedily so a long message does not turn into many tiny lines.
     packed: list[str] = []
     for piece in pieces:
-        if packed and counter.line_cost(prefix + packed[-1] + " " + piece) <= budget:
+        if packed and line_cost(prefix + packed[-1] + " " + piece) <= budget:
             packed[-1] += " " + piece
         else:
             packed.append(piece)
@@ -168,23 +174,29 @@ def _finish(draft: _Draft, day: date, counter: TokenCounter, max_tokens: int) ->
 def _day_drafts(messages: Sequence[ChunkInput], budget: int, counter: TokenCounter,
                 config: ChunkingConfig) -> Iterator[_Draft]:
     header = messages[0].timestamp.date().isoformat() if config.include_date else None
+    # Every line is tokenised once: its cost decides both whether it must be split and where it fits.
+    header_cost = counter.line_cost(header) if header else 0
 
     def start() -> _Draft:
         draft = _Draft(cost=counter.overhead)
         if header:
-            draft.add(header, None, counter.line_cost(header))
+            draft.add(header, None, header_cost)
         return draft
 
     room_for_text = budget - start().cost
     draft = start()
     previous_time: datetime | None = None
     for message in messages:
-        lines = []
+        lines: list[tuple[str, int]] = []
         for line in message_lines(message.sender, message.text):
-            if counter.line_cost(line) > room_for_text:
-                lines.extend(_split_long_line(line, message.sender, room_for_text, counter))
+            cost = counter.line_cost(line)
+            if cost > room_for_text:
+                # Splitting tries overlapping texts, some twice, and its pieces are among them: memoise per line.
+                piece_cost = functools.lru_cache(maxsize=None)(counter.line_cost)
+                lines.extend((piece, piece_cost(piece))
+                             for piece in _split_long_line(line, message.sender, room_for_text, piece_cost))
             else:
-                lines.append(line)
+                lines.append((line, cost))
         if not lines:
             continue
         long_pause = (config.max_gap_minutes is not None and previous_time is not None
@@ -193,8 +205,7 @@ def _day_drafts(messages: Sequence[ChunkInput], budget: int, counter: TokenCount
         if long_pause and draft.has_messages:
             yield draft
             draft = start()
-        for line in lines:
-            cost = counter.line_cost(line)
+        for line, cost in lines:
             if draft.has_messages and draft.cost + cost > budget:
                 yield draft
                 draft = start()
