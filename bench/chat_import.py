@@ -26,8 +26,8 @@ Inside and outside the embedder
 Why a share, and why ``--scale``
     These machines are shared, noisy and have 2 cores, so absolute seconds drift from run
     to run; the share outside the embedder is measured within each run, so both of its parts
-    see the same load, and it is the number to compare. A 445-line chat imports in about a
-    second, where fixed costs (creating tables, the first statements) weigh more than they
+    see the same load, and it is the number to compare. A 445-line chat imports in a few
+    seconds or less, where fixed costs (creating tables, the first statements) weigh more than they
     would in a real export; ``--scale N`` imports N copies of the chat's messages instead,
     each copy shifted by at least 100 days (one temporary file, rewritten as an iOS export),
     so the per-message costs dominate. The embedding model is loaded and warmed up once
@@ -259,7 +259,7 @@ def environment_line() -> str:
     affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return (f"python {platform.python_version()} | numpy {np.__version__} | sqlite {apsw.sqlite_lib_version()} | "
-            f"cpus {os.cpu_count()} (usable {affinity}) | load average {load:.1f} before the run")
+            f"cpus {os.cpu_count()} (usable {affinity}) | load average {load:.1f} (1 min)")
 
 
 def print_profile(profiler: cProfile.Profile, top: int) -> None:
@@ -270,7 +270,8 @@ def print_profile(profiler: cProfile.Profile, top: int) -> None:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("chat", nargs="?", type=Path, default=DEMO_CHAT, help="a WhatsApp export (default: the demo chat)")
+    parser.add_argument("chat", nargs="?", type=Path, default=DEMO_CHAT,
+                        help="a WhatsApp export (default: the demo chat)")
     parser.add_argument("--embedder", help="text-embedder setting: a model key or folder (default: the role's default)")
     parser.add_argument("--repeat", type=int, default=3, help="timed imports, each into a fresh store")
     parser.add_argument("--scale", type=int, default=1, help="import N date-shifted copies of the chat's messages")

@@ -81,16 +81,24 @@ class ChatLLM:
     def _special_text(self, token: int) -> str:
         return self._model().detokenize([token], special=True).decode("utf-8", errors="ignore")
 
-    def render_chat(self, messages: Sequence[ChatMessage]) -> tuple[str, list[str]]:
-        """The exact prompt text the chat template makes of ``messages``, and the template's stop strings."""
+    def _formatter(self):
+        """The chat template compiled once per loaded model (Jinja compiles on construction)."""
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         llama = self._model()
-        template = self.chat_template
-        if template is None:
-            raise ModelError(f"{self.spec.name} has no chat template; use a completion prompt.")
-        eos, bos = self._special_text(llama.token_eos()), self._special_text(llama.token_bos())
-        formatted = Jinja2ChatFormatter(template, eos_token=eos, bos_token=bos)(messages=list(messages))
+        if getattr(self, "_formatter_for", None) is not llama:
+            template = self.chat_template
+            if template is None:
+                raise ModelError(f"{self.spec.name} has no chat template; use a completion prompt.")
+            eos, bos = self._special_text(llama.token_eos()), self._special_text(llama.token_bos())
+            self._cached_formatter = (Jinja2ChatFormatter(template, eos_token=eos, bos_token=bos), eos)
+            self._formatter_for = llama
+        return self._cached_formatter
+
+    def render_chat(self, messages: Sequence[ChatMessage]) -> tuple[str, list[str]]:
+        """The exact prompt text the chat template makes of ``messages``, and the template's stop strings."""
+        formatter, eos = self._formatter()
+        formatted = formatter(messages=list(messages))
         stops = [s for s in ([formatted.stop] if isinstance(formatted.stop, str) else formatted.stop or []) if s]
         return formatted.prompt, stops or [eos]
 
