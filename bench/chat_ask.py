@@ -130,18 +130,6 @@ class TimedLLM:
         finally:
             stream.close()
 
-    @property
-    def spec(self):
-        return self.inner.spec
-
-    @property
-    def model_key(self) -> str:
-        return self.inner.model_key
-
-    @property
-    def n_ctx(self) -> int:
-        return self.inner.n_ctx
-
     def __getattr__(self, name: str):
         # Only reached for attributes not defined above (chat_template, release, …).
         return getattr(self.inner, name)

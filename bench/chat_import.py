@@ -110,22 +110,6 @@ class TimedEmbedder:
     def inside_s(self) -> float:
         return self.embed_s + self.tokenizer_s + self.query_s
 
-    @property
-    def spec(self):
-        return self.inner.spec
-
-    @property
-    def model_key(self) -> str:
-        return self.inner.model_key
-
-    @property
-    def dims(self) -> int:
-        return self.inner.dims
-
-    @property
-    def max_tokens(self) -> int:
-        return self.inner.max_tokens
-
     def __getattr__(self, name: str):
         # Only reached for attributes not defined above (release, resolved, …).
         return getattr(self.inner, name)
