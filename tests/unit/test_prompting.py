@@ -44,7 +44,7 @@ def test_everything_fits_when_there_is_room():
                                                                    participants=["Ana", "Ben"])
     assert len(prompt.matches) == 2 and len(prompt.turns) == 2
     assert SYSTEM_PROMPT.splitlines()[0] in prompt.text and "Question: Who paid?" in prompt.text
-    assert prompt.stop == ["<|end|>", "\nAna:", "\nBen:"]
+    assert prompt.stop == ["<|end|>", "\n\n", "\nAna:", "\nBen:"]
 
 
 @pytest.mark.parametrize("n_ctx", [400, 600, 900, 1500])

@@ -157,8 +157,9 @@ class PromptBuilder:
                 matches[0] = _with_text(matches[0], trimmed)
             else:
                 question = question[: len(question) // 2]  # only an absurdly long question gets here
-        # A small model that starts writing the next chat line ("Ana: …") has stopped answering.
-        stops = list(dict.fromkeys(stops + [f"\n{name}:" for name in participants]))
+        # A small model that starts writing the next chat line ("Ana: …") or a new paragraph has stopped
+        # answering the one-sentence question.
+        stops = list(dict.fromkeys(stops + ["\n\n"] + [f"\n{name}:" for name in participants]))
         return Prompt(text, tokens, stops, matches, turns, summary, self.answer_tokens)
 
 
