@@ -85,6 +85,7 @@ class ChatRetriever:
         self.embedder = embedder
         self.use_keywords = use_keywords
         self.table = vector_table_for(conn, embedder)
+        self._unindexed: int | None = None
 
     def _vector_ranking(self, query: np.ndarray, limit: int,
                         chats: Sequence[int] | None) -> tuple[list[int], dict[int, tuple[float, int]]]:
@@ -151,7 +152,10 @@ class ChatRetriever:
     def retrieve(self, question: str, k: int = 4, min_score: float = 0.0,
                  chats: Sequence[int] | None = None) -> Retrieval:
         """The ``k`` passages that best answer ``question``, best first, none below ``min_score`` similarity."""
-        result = Retrieval(question, unindexed=missing_vectors(self.conn, self.embedder))
+        if self._unindexed is None:
+            # Counting a vec0 table scans it; once per session is enough (imports make new sessions).
+            self._unindexed = missing_vectors(self.conn, self.embedder)
+        result = Retrieval(question, unindexed=self._unindexed)
         if not question.strip() or k <= 0:
             return result
         query = self.embedder.embed_query(question)
