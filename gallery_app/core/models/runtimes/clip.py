@@ -15,6 +15,7 @@ import numpy as np
 from gallery_app.core.errors import ModelError
 from gallery_app.core.models.runtimes.embedders import l2_normalise
 from gallery_app.core.models.runtimes.onnx_encoder import OnnxEncoder
+from gallery_app.core.models.runtimes.vector_model import VectorModel
 from gallery_app.core.models.sources import ResolvedModel
 from gallery_app.core.models.specs import Role
 
@@ -23,26 +24,14 @@ TEXT_INPUT, TEXT_OUTPUT = "input_ids", "text_embeds"
 DEFAULT_BATCH = 16
 
 
-class _ClipTower:
-    role: Role
+class _ClipTower(VectorModel):
     output: str
 
     def __init__(self, resolved: ResolvedModel, model_file: str, *, threads: int | None = None,
                  batch_size: int = DEFAULT_BATCH):
-        if resolved.spec.role is not self.role:
-            raise ModelError(f"{resolved.spec.name} is not a {self.role.value} model.")
-        self.resolved = resolved
-        self.spec = resolved.spec
+        super().__init__(resolved)
         self.batch_size = batch_size
         self._encoder = OnnxEncoder(resolved.paths[model_file], threads=threads)
-
-    @property
-    def model_key(self) -> str:
-        return self.spec.key
-
-    @property
-    def dims(self) -> int:
-        return int(self.spec.dims)
 
     def _run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
         (output,) = self._encoder.run(feeds, [self.output])

@@ -15,6 +15,7 @@ import numpy as np
 from gallery_app.core.errors import ModelError
 from gallery_app.core.models.runtimes.lazy import Lazy
 from gallery_app.core.models.runtimes.onnx_encoder import OnnxEncoder
+from gallery_app.core.models.runtimes.vector_model import VectorModel
 from gallery_app.core.models.sources import ResolvedModel
 from gallery_app.core.models.specs import Role, Runtime
 
@@ -27,20 +28,8 @@ def l2_normalise(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.maximum(norms, 1e-12)
 
 
-class TextEmbedder(abc.ABC):
-    def __init__(self, resolved: ResolvedModel):
-        if resolved.spec.role is not Role.TEXT_EMBEDDER:
-            raise ModelError(f"{resolved.spec.name} is not a text embedder.")
-        self.resolved = resolved
-        self.spec = resolved.spec
-
-    @property
-    def model_key(self) -> str:
-        return self.spec.key
-
-    @property
-    def dims(self) -> int:
-        return int(self.spec.dims)
+class TextEmbedder(VectorModel, abc.ABC):
+    role = Role.TEXT_EMBEDDER
 
     @property
     def max_tokens(self) -> int:
