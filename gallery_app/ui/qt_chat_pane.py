@@ -8,22 +8,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QPlainTextEdit, QSplitter, QVBoxLayout, QWidget
 
-MAX_PREVIEW_BYTES = 2_000_000
+from gallery_app.core.chat.export_file import export_title, read_export
 
-
-def chat_title(path: Path) -> str:
-    stem = path.stem if path.stem != "_chat" else path.parent.name
-    return stem.replace("_", " ").removeprefix("WhatsApp Chat with ").strip().capitalize()
-
-
-def read_chat_text(path: Path) -> str:
-    raw = path.read_bytes()[:MAX_PREVIEW_BYTES]
-    for encoding in ("utf-8-sig", "utf-16"):
-        try:
-            return raw.decode(encoding)
-        except UnicodeDecodeError:
-            continue
-    return raw.decode("utf-8", errors="replace")
 
 
 class ChatPane(QWidget):
@@ -48,7 +34,7 @@ class ChatPane(QWidget):
     def show_chats(self, files: list[Path], description: str) -> None:
         self.chats.clear()
         for path in files:
-            item = QListWidgetItem(chat_title(path))
+            item = QListWidgetItem(export_title(path))
             item.setData(Qt.ItemDataRole.UserRole, str(path))
             item.setToolTip(str(path))
             self.chats.addItem(item)
@@ -60,4 +46,4 @@ class ChatPane(QWidget):
         if current is None:
             self.viewer.clear()
             return
-        self.viewer.setPlainText(read_chat_text(Path(current.data(Qt.ItemDataRole.UserRole))))
+        self.viewer.setPlainText(read_export(Path(current.data(Qt.ItemDataRole.UserRole))).text)

@@ -35,7 +35,7 @@ def test_import_summary_tells_what_happened(store, minilm):
     assert summary.participants == ["Maya", "Daniel"]
     assert summary.first.date().isoformat() == "2024-04-03" and summary.last.date().isoformat() == "2024-07-10"
     assert summary.attachments == 1 and summary.media_placeholders == 10 and summary.skipped_lines == 0
-    assert "Imported “weekend_away”: 432 messages" in summary.describe()
+    assert "Imported “Weekend away”: 432 messages" in summary.describe()
     assert stages[0] == "parsed" and "embedded" in stages and stages[-1] == "stored"
     (chat,) = list_chats(store)
     assert chat.participants == ["Maya", "Daniel"] and chat.message_count == 431  # the encryption notice is not a message

@@ -27,7 +27,7 @@ def test_matches_carry_what_the_person_is_shown(demo_store, minilm):
     assert result.describe() == "Found 4 passages in 1 chat"
     best = result.matches[0]
     assert "4418" in best.text and "4418" in best.excerpt
-    assert best.chat_title == "weekend_away" and best.day == "2024-06-12"
+    assert best.chat_title == "Weekend away" and best.day == "2024-06-12"
     assert set(best.focus_message_ids) <= set(best.message_ids) and best.senders
     assert 0 < best.similarity <= 1
     assert [m.similarity for m in result.matches] == sorted((m.similarity for m in result.matches), reverse=True)

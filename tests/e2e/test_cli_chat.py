@@ -30,11 +30,11 @@ def test_parse_prints_json_lines(capsys):
 
 def test_import_list_ask_and_repl(capsys, monkeypatch):
     assert main(["chat", "import", str(DEMO_CHAT), *EMBEDDER]) == 0
-    assert "Imported “weekend_away”: 432 messages" in capsys.readouterr().out
+    assert "Imported “Weekend away”: 432 messages" in capsys.readouterr().out
     assert main(["chat", "import", str(DEMO_CHAT), *EMBEDDER]) == 0
     assert "already up to date" in capsys.readouterr().out
     assert main(["chat", "list"]) == 0
-    assert "weekend_away (431 messages, 03 Apr 2024 – 10 Jul 2024; Maya, Daniel)" in capsys.readouterr().out
+    assert "Weekend away (431 messages, 03 Apr 2024 – 10 Jul 2024; Maya, Daniel)" in capsys.readouterr().out
 
     assert main(["chat", "ask", "What was the key safe code at the cottage?", *EMBEDDER, "--show-prompt"]) == 0
     out = capsys.readouterr().out

@@ -316,3 +316,10 @@ def test_safe_extract_missing_member_and_folder(tmp_path: Path):
         safe_extract_member(path, "nope.jpg", tmp_path / "dest")
     with pytest.raises(ChatFileError, match="folder"):
         safe_extract_member(path, "media/", tmp_path / "dest")
+
+
+def test_an_underscored_folder_name_reads_as_a_title(tmp_path: Path):
+    folder = tmp_path / "weekend_away"
+    folder.mkdir()
+    (folder / "_chat.txt").write_text(CHAT, "utf-8")
+    assert read_export(folder / "_chat.txt").title == "Weekend away"

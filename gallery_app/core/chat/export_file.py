@@ -107,10 +107,13 @@ def _title_from_name(stem: str) -> str:
     return title or stem.strip()
 
 
-def _title_for(path: Path) -> str:
+def export_title(path: Path) -> str:
+    """The chat's name as the export's file (or, for a bare _chat.txt, its folder) tells it."""
     if path.suffix.lower() == ".txt" and path.stem.lower() in ("_chat", "chat"):
         folder = path.resolve().parent.name
-        return _title_from_name(folder) if folder else "WhatsApp chat"
+        # A folder someone named "weekend_away" reads better as "Weekend away".
+        humane = folder.replace("_", " ").strip()
+        return _title_from_name(humane[:1].upper() + humane[1:]) if humane else "WhatsApp chat"
     return _title_from_name(path.stem)
 
 
@@ -145,7 +148,7 @@ def read_export(path: Path, *, max_uncompressed_bytes: int = 2_000_000_000,
         if size > max_text_bytes:
             raise ChatFileError(f"“{path.name}” is {_megabytes(size)}, too large to be opened as a chat "
                                 f"(the limit is {_megabytes(max_text_bytes)}).")
-        return ChatExport(title=_title_for(path), text=decode_chat_bytes(path.read_bytes()), attachments=[],
+        return ChatExport(title=export_title(path), text=decode_chat_bytes(path.read_bytes()), attachments=[],
                           source=path)
     except ChatFileError:
         raise
