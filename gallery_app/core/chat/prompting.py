@@ -103,6 +103,8 @@ class Prompt:
     turns: list[Turn]
     summary: str
     answer_tokens: int
+    #: The context block exactly as the model read it (what its answer is checked against).
+    context: str = ""
 
 
 class PromptBuilder:
@@ -160,7 +162,8 @@ class PromptBuilder:
         # A small model that starts writing the next chat line ("Ana: …") or a new paragraph has stopped
         # answering the one-sentence question.
         stops = list(dict.fromkeys(stops + ["\n\n"] + [f"\n{name}:" for name in participants]))
-        return Prompt(text, tokens, stops, matches, turns, summary, self.answer_tokens)
+        context = format_context(matches, excerpts=self.excerpts)
+        return Prompt(text, tokens, stops, matches, turns, summary, self.answer_tokens, context)
 
 
 def _with_text(match: Match, text: str) -> Match:

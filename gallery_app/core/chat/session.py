@@ -14,7 +14,7 @@ from enum import Enum
 import apsw
 
 from gallery_app.core.chat.grounding import GroundingCheck, check_answer
-from gallery_app.core.chat.prompting import DONT_KNOW, Conversation, Prompt, PromptBuilder, format_context
+from gallery_app.core.chat.prompting import DONT_KNOW, Conversation, Prompt, PromptBuilder
 from gallery_app.core.chat.retrieval import ChatRetriever, Retrieval
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
 
@@ -141,7 +141,7 @@ class ChatSession:
                 pieces.append(piece)
                 yield piece
             raw = "".join(pieces).strip()
-            grounding = check_answer(raw, format_context(prompt.matches, excerpts=self.prompts.excerpts), question)
+            grounding = check_answer(raw, prompt.context, question)
             text = raw if grounding.grounded or DONT_KNOW.lower() in raw.lower() else UNSUPPORTED
             answer = Answer(question, query, retrieval, prompt, text, raw, grounding)
         self.conversation.add(question, answer.text or NOTHING_FOUND)

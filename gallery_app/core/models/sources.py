@@ -201,7 +201,7 @@ def fetch(spec: ModelSpec, *, progress: ProgressCallback | None = None,
     present = locate(spec)
     if present is not None:
         return present
-    if spec.package_assembly and _package_dir(spec.package_assembly.module) is not None:
+    if can_assemble(spec):
         return _assemble(spec)
     if not spec.downloadable:
         raise ModelNotAvailable(f"{spec.name} cannot be downloaded by the app.", hint="To get it: " + how_to_get(spec))
@@ -219,6 +219,11 @@ def fetch(spec: ModelSpec, *, progress: ProgressCallback | None = None,
     resolved = ResolvedModel(spec, Source.MODELS_FOLDER, _models_folder_paths(spec))
     check(resolved)  # records the verified hashes so the next start does not hash again
     return resolved
+
+
+def can_assemble(spec: ModelSpec) -> bool:
+    """The model's parts are installed as packages and ``fetch`` can join them without a download."""
+    return bool(spec.package_assembly) and _package_dir(spec.package_assembly.module) is not None
 
 
 def _assemble(spec: ModelSpec) -> ResolvedModel:
@@ -257,6 +262,6 @@ def statuses() -> list[tuple[Role, ModelSpec, ResolvedModel | None]]:
 
 
 __all__ = [
-    "CheckStatus", "ResolvedModel", "Source", "check", "choose_spec", "fetch", "how_to_get", "locate",
+    "CheckStatus", "ResolvedModel", "Source", "can_assemble", "check", "choose_spec", "fetch", "how_to_get", "locate",
     "model_folder", "resolve", "resolve_role", "statuses", "use_local_files",
 ]
