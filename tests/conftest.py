@@ -64,3 +64,26 @@ def shared_fixtures() -> Path:
     if not SHARED_FIXTURES.is_dir():
         pytest.fail(f"The shared fixtures are missing: expected {SHARED_FIXTURES} beside the checkout.")
     return SHARED_FIXTURES
+
+
+@pytest.fixture(scope="session")
+def test_clip_folder(tmp_path_factory):
+    """A models folder holding the CLIP-shaped test towers, built once per run."""
+    from tests.clip_models import write_test_clip_models
+
+    folder = tmp_path_factory.mktemp("clip-models")
+    weights = write_test_clip_models(folder)
+    return folder, weights
+
+
+@pytest.fixture
+def test_clip(test_clip_folder, monkeypatch):
+    """(vision, text, weights): the app's CLIP loaders pointed at the test towers."""
+    from gallery_app.core.models.loading import open_clip_text, open_clip_vision
+
+    folder, weights = test_clip_folder
+    monkeypatch.setenv("GALLERY_APP_MODELS_DIR", str(folder))
+    vision, text = open_clip_vision(threads=1), open_clip_text(threads=1)
+    yield vision, text, weights
+    vision.release()
+    text.release()

@@ -46,3 +46,10 @@ def thumbnails_dir() -> Path:
     path = data_dir() / "thumbnails"
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def library_dir(kind: str) -> Path:
+    """Where the app keeps copies of photos it was handed: ``uploads`` and ``captures``."""
+    path = data_dir() / "photos" / kind
+    path.mkdir(parents=True, exist_ok=True)
+    return path

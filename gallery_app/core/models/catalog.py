@@ -78,6 +78,7 @@ MINILM_L6_INT8 = ModelSpec(
 
 _CLIP_REPO = "Xenova/clip-vit-base-patch32"
 _CLIP_REVISION = "d15189d7028b43f1d3e65039190477f6af591c2a"
+_CLIP_SPACE = "clip-vit-b-32"
 
 CLIP_B32_TEXT = ModelSpec(
     key="clip-vit-b-32-text",
@@ -96,6 +97,7 @@ CLIP_B32_TEXT = ModelSpec(
     languages="English",
     hf_repo=_CLIP_REPO,
     revision=_CLIP_REVISION,
+    vector_space=_CLIP_SPACE,
 )
 
 CLIP_B32_VISION = ModelSpec(
@@ -113,6 +115,7 @@ CLIP_B32_VISION = ModelSpec(
     languages="-",
     hf_repo=_CLIP_REPO,
     revision=_CLIP_REVISION,
+    vector_space=_CLIP_SPACE,
 )
 
 # --- Chat LLMs --------------------------------------------------------------------------

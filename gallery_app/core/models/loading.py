@@ -78,3 +78,15 @@ def open_chat_llm(setting: str | None = None, *, n_ctx: int = 4096, threads: int
     from gallery_app.core.models.runtimes.llama import ChatLLM
 
     return ChatLLM(resolve_setting(Role.CHAT_LLM, setting), n_ctx=n_ctx, threads=threads)
+
+
+def open_clip_vision(setting: str | None = None, *, threads: int | None = None):
+    from gallery_app.core.models.runtimes.clip import ClipVisionEncoder
+
+    return ClipVisionEncoder(resolve_setting(Role.CLIP_VISION, setting), threads=threads)
+
+
+def open_clip_text(setting: str | None = None, *, threads: int | None = None):
+    from gallery_app.core.models.runtimes.clip import ClipTextEncoder
+
+    return ClipTextEncoder(resolve_setting(Role.CLIP_TEXT, setting), threads=threads)

@@ -79,6 +79,9 @@ class ModelSpec:
     package_files: dict[str, PackageFile] = field(default_factory=dict)
     #: A package whose ``assemble(output_path)`` joins the model's only file from parts (PyPI caps a file's size).
     package_assembly: PackageFile | None = None
+    #: Models whose vectors are comparable share a space (CLIP's text and vision towers); vector tables
+    #: are named after it. None: the model is its own space (its key).
+    vector_space: str | None = None
 
     @property
     def size(self) -> int | None:

@@ -6,6 +6,7 @@ can count and report them without stopping.
 
 from __future__ import annotations
 
+import io
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -53,20 +54,23 @@ class PhotoMetadata:
     camera: str | None = None  # "Make Model"
 
 
-def decode_image(path: Path | str, *, max_side: int | None = None, max_pixels: int = 100_000_000) -> DecodedImage:
+def decode_image(path: Path | str, *, max_side: int | None = None, max_pixels: int = 100_000_000,
+                 data: bytes | None = None) -> DecodedImage:
     """The photo at ``path`` upright and in RGB.
 
     With ``max_side`` the result is scaled down (never up) so its *shorter* side is ``max_side``: enough
     to centre-crop a ``max_side``² model input. JPEGs are then decoded at 1/2, 1/4 or 1/8 scale.
+    ``data``, when given, is the file's content already read (so it is read once for hash and pixels);
+    ``path`` then only names the file in messages.
     """
     path = Path(path)
     try:
-        if path.stat().st_size == 0:
+        if (len(data) if data is not None else path.stat().st_size) == 0:
             raise PhotoSkipped(path, "empty", "the file is empty (0 bytes).")
     except FileNotFoundError as exc:
         raise PhotoSkipped(path, "missing", "the file no longer exists.") from exc
     try:
-        with Image.open(path) as image:
+        with Image.open(io.BytesIO(data) if data is not None else path) as image:
             # Opening reads only the header, so the size is known before any pixel is decoded.
             if image.width * image.height > max_pixels:
                 raise PhotoSkipped(
@@ -148,13 +152,13 @@ def to_rgb(image: Image.Image, background: tuple[int, int, int] = WHITE) -> Imag
 _GPS_LAT_REF, _GPS_LAT, _GPS_LON_REF, _GPS_LON = 1, 2, 3, 4
 
 
-def read_metadata(path: Path | str) -> PhotoMetadata:
+def read_metadata(path: Path | str, *, data: bytes | None = None) -> PhotoMetadata:
     """Capture time, GPS position and camera from EXIF; any part that is missing or broken is ``None``.
 
     Never raises: metadata is a nice-to-have and must not stop an import.
     """
     try:
-        with Image.open(path) as image:
+        with Image.open(io.BytesIO(data) if data is not None else path) as image:
             exif = image.getexif()
             xmp = image.info.get("xmp") or image.info.get("XML:com.adobe.xmp")
     except Exception:

@@ -113,11 +113,47 @@ def m004_chunk_windows(conn: apsw.Connection) -> None:
     )
 
 
+def m005_photos(conn: apsw.Connection) -> None:
+    # One row per photo file. Vectors live in vec_photos_<model space>, keyed by photos.id, so a
+    # renamed or moved file (same content_hash) keeps its vector by keeping its row.
+    conn.execute(
+        """
+        CREATE TABLE photo_folders (
+            id           INTEGER PRIMARY KEY,
+            path         TEXT NOT NULL UNIQUE,
+            added_at     TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+            scanned_at   TEXT
+        );
+        CREATE TABLE photos (
+            id            INTEGER PRIMARY KEY,
+            path          TEXT NOT NULL UNIQUE,
+            folder_id     INTEGER REFERENCES photo_folders(id) ON DELETE CASCADE,
+            source        TEXT NOT NULL CHECK (source IN ('folder', 'upload', 'camera', 'bundled')),
+            content_hash  TEXT NOT NULL,
+            file_size     INTEGER NOT NULL,
+            mtime_ns      INTEGER NOT NULL,
+            width         INTEGER NOT NULL,
+            height        INTEGER NOT NULL,
+            format        TEXT,
+            captured_at   TEXT,
+            latitude      REAL,
+            longitude     REAL,
+            camera        TEXT,
+            added_at      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+        );
+        CREATE INDEX photos_by_hash ON photos(content_hash);
+        CREATE INDEX photos_by_folder ON photos(folder_id);
+        CREATE INDEX photos_by_capture ON photos(captured_at);
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_vector_registry", m001_vector_registry),
     ("002_app_state", m002_settings),
     ("003_chats", m003_chats),
     ("004_chunk_windows", m004_chunk_windows),
+    ("005_photos", m005_photos),
 ]
 
 

@@ -18,8 +18,11 @@ class VectorModel:
 
     @property
     def model_key(self) -> str:
-        """The key vector tables are named after: vectors of different keys never mix."""
-        return self.spec.key
+        """The key vector tables are named after: vectors of different keys never mix.
+
+        CLIP's two towers share one key, since a text vector is searched against photo vectors.
+        """
+        return self.spec.vector_space or self.spec.key
 
     @property
     def dims(self) -> int:
