@@ -239,6 +239,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
         return handler(args)
+    except BrokenPipeError:  # `... | head` closed the pipe: not an error for a listing
+        sys.stderr.close()
+        return 0
     except Cancelled as exc:
         print(str(exc), file=sys.stderr)
         return 130

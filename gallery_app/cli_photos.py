@@ -113,6 +113,21 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export_vectors(args: argparse.Namespace) -> int:
+    from gallery_app.core.photos.bundle import export_bundle
+
+    count = export_bundle(_open_store(), _vision(args, required=True), Path(args.folder), Path(args.bundle))
+    print(f"Wrote the vectors of {count} photos under {args.folder} to {args.bundle}.")
+    return 0
+
+
+def cmd_import_vectors(args: argparse.Namespace) -> int:
+    from gallery_app.core.photos.bundle import import_bundle
+
+    print(import_bundle(_open_store(), _vision(args, required=True), Path(args.bundle), Path(args.folder)).describe())
+    return 0
+
+
 def add_photo_commands(commands: argparse._SubParsersAction) -> None:
     from gallery_app.core.photos.search import DEFAULT_RESULTS, DUPLICATE_THRESHOLD
 
@@ -161,6 +176,19 @@ def add_photo_commands(commands: argparse._SubParsersAction) -> None:
                             help=f"lowest similarity counted as a duplicate (default {DUPLICATE_THRESHOLD})")
     options(duplicates, k=False)
     duplicates.set_defaults(handler=cmd_duplicates)
+
+    export = actions.add_parser("export-vectors", help="write the vectors of a folder's photos to a bundle",
+                                description="Precompute a gallery that ships with the app: vectors + file mapping.")
+    export.add_argument("folder")
+    export.add_argument("bundle", help="the .npz file to write")
+    options(export, k=False)
+    export.set_defaults(handler=cmd_export_vectors)
+    imported = actions.add_parser("import-vectors", help="add bundled photos with their precomputed vectors",
+                                  description="Add the photos a bundle lists (found under FOLDER) without indexing.")
+    imported.add_argument("bundle")
+    imported.add_argument("folder")
+    options(imported, k=False)
+    imported.set_defaults(handler=cmd_import_vectors)
 
     listing = actions.add_parser("list", help="one line per photo", description="List the gallery's photos.")
     listing.add_argument("--limit", type=int, default=None)

@@ -1,0 +1,175 @@
+"""Photo indexing throughput against raw model throughput, and reduced-size JPEG decoding.
+
+Pipeline efficiency
+    ``PhotoIndexer.add_folder`` end to end as the app runs it (scan, read, hash, decode with EXIF
+    orientation, thumbnail written to the cache, CLIP pre-processing, vision model, rows and vectors
+    committed in batches) into a fresh store, in images per second, against the vision model alone on
+    the same photos already turned into tensors, measured in the same run, alternating, median of
+    ``--repeat``. Efficiency = end to end / raw. Both use the random-weight ViT-B/32 of
+    ``bench/make_random_clip.py`` (``make random-clip``) so the compute costs are the real model's.
+
+    Corpora: ``mixed`` is every photo the shared fixtures and the demo hold that decodes (phone HEICs,
+    camera JPEGs, PNG, WebP, GIF, TIFF, …, 8×8 to 24 MP), each copied ``--copies`` times with a few
+    unique bytes appended so every copy is new content (same decoding cost, new hash); ``12mp`` is
+    ``--count`` camera-like 4000×3000 JPEGs. Pass ``--photos DIR`` to measure your own folder.
+
+Reduced-size decode
+    A 12-megapixel JPEG decoded at full size, then (as the app does) with the JPEG decoder asked for the
+    smallest 1/2–1/8 scale that still covers the 256-pixel thumbnail and the 224-pixel model input.
+
+Run: ``make random-clip && python bench/photos_index.py`` (about two minutes on 2 cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from gallery_app.core.photos.decode import decode_image  # noqa: E402
+from gallery_app.core.photos.preparing import DECODE_SIDE, is_photo_file, prepare_photo  # noqa: E402
+
+FIXTURES = REPO.parent / "shared" / "fixtures" / "photos"
+DEMO = REPO / "resources" / "demo" / "photos"
+
+
+def camera_like_jpeg(path: Path, seed: int, size=(4000, 3000)) -> None:
+    """A 12 MP JPEG with a real photo's structure and sensor-like noise, so it compresses like one (~4–6 MB)."""
+    rng = np.random.default_rng(seed)
+    base = Image.open(DEMO / ["astronaut.png", "coffee.png", "chelsea.png", "rocket.jpg"][seed % 4]).convert("RGB")
+    image = np.asarray(base.resize(size, Image.Resampling.BICUBIC), dtype=np.int16)
+    image = image + rng.normal(0, 6, image.shape).astype(np.int16)
+    Image.fromarray(np.clip(image, 0, 255).astype(np.uint8)).save(path, "JPEG", quality=92)
+
+
+def mixed_corpus(folder: Path, copies: int) -> list[Path]:
+    sources = [p for root in (FIXTURES, DEMO) for p in sorted(root.rglob("*")) if p.is_file() and is_photo_file(p)]
+    sources = [p for p in sources if prepare_photo(p).skipped is None]
+    written = []
+    for copy in range(copies):
+        for number, source in enumerate(sources):
+            target = folder / f"{copy:02d}-{number:03d}{source.suffix.lower()}"
+            # Trailing bytes after the image data change the hash, not the pixels or the decoding work.
+            target.write_bytes(source.read_bytes() + f"copy {copy}".encode())
+            written.append(target)
+    return written
+
+
+def twelve_mp_corpus(folder: Path, count: int) -> list[Path]:
+    paths = []
+    for i in range(count):
+        paths.append(folder / f"IMG_{i:04d}.jpg")
+        camera_like_jpeg(paths[-1], i)
+    return paths
+
+
+def raw_inference(vision, tensors: np.ndarray) -> float:
+    started = time.perf_counter()
+    for start in range(0, len(tensors), 32):
+        vision.embed_pixels(tensors[start:start + 32])
+    return len(tensors) / (time.perf_counter() - started)
+
+
+def end_to_end(vision, folder: Path, workers: int | None) -> tuple[float, object]:
+    from gallery_app.core.photos.indexer import PhotoIndexer
+    from gallery_app.core.store import open_store
+
+    data = Path(tempfile.mkdtemp(prefix="bench-photos-data-"))
+    os.environ["GALLERY_APP_DATA_DIR"] = str(data)
+    conn = open_store()
+    try:
+        started = time.perf_counter()
+        summary = PhotoIndexer(conn, vision, workers=workers).add_folder(folder)
+        rate = summary.embedded / (time.perf_counter() - started)
+    finally:
+        conn.close()
+        shutil.rmtree(data, ignore_errors=True)
+    return rate, summary
+
+
+def measure_corpus(name: str, vision, folder: Path, repeat: int, workers: int | None) -> tuple[float, float]:
+    paths = sorted(p for p in folder.iterdir() if is_photo_file(p))
+    prepared = [prepare_photo(p) for p in paths]  # also fills the page cache for both sides equally
+    tensors = np.stack([p.pixel_values for p in prepared if p.pixel_values is not None])
+    raw_inference(vision, tensors[:32])  # warm-up: first runs allocate
+    raws, e2es = [], []
+    for _ in range(repeat):
+        raws.append(raw_inference(vision, tensors))
+        rate, summary = end_to_end(vision, folder, workers)
+        e2es.append(rate)
+    raw, e2e = statistics.median(raws), statistics.median(e2es)
+    print(f"{name:<7} {len(tensors):>6} {raw:>10.1f} {e2e:>12.1f} {100 * e2e / raw:>10.1f}%   "
+          f"(runs raw {', '.join(f'{r:.1f}' for r in raws)}; end to end {', '.join(f'{r:.1f}' for r in e2es)})")
+    return raw, e2e
+
+
+def decode_timing(folder: Path, repeat: int) -> None:
+    path = folder / "decode-12mp.jpg"
+    camera_like_jpeg(path, 1)
+    full, reduced = [], []
+    for _ in range(repeat):
+        for target, side in ((full, None), (reduced, DECODE_SIDE)):
+            started = time.perf_counter()
+            decode_image(path, max_side=side)
+            target.append(time.perf_counter() - started)
+    f, r = statistics.median(full) * 1000, statistics.median(reduced) * 1000
+    with Image.open(path) as image:
+        size = f"{image.width}×{image.height}, {path.stat().st_size / 1e6:.1f} MB"
+    print(f"\nDecode of a 12 MP JPEG ({size}), median of {repeat}, interleaved:")
+    print(f"  full size             {f:8.1f} ms")
+    print(f"  reduced (shorter side ≥ {DECODE_SIDE}) {r:6.1f} ms   → {f / r:.1f}× faster")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", type=Path, default=REPO / ".cache" / "random-clip",
+                        help="models folder with the random-weight CLIP (make random-clip)")
+    parser.add_argument("--photos", type=Path, help="measure this folder instead of the built-in corpora")
+    parser.add_argument("--copies", type=int, default=2, help="copies of the mixed corpus")
+    parser.add_argument("--count", type=int, default=48, help="12 MP photos")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=None, help="model threads (default: ONNX Runtime's)")
+    parser.add_argument("--workers", type=int, default=None, help="decoding threads (default: the app's)")
+    args = parser.parse_args()
+    if not (args.models / "clip-vit-b-32-vision" / "vision_model.onnx").is_file():
+        print(f"No CLIP model in {args.models}; run: make random-clip", file=sys.stderr)
+        return 2
+    os.environ["GALLERY_APP_MODELS_DIR"] = str(args.models)
+    from gallery_app.core.models.loading import open_clip_vision
+
+    import onnxruntime
+
+    vision = open_clip_vision(threads=args.threads)
+    print(f"python {platform.python_version()} | onnxruntime {onnxruntime.__version__} | cpus {os.cpu_count()} | "
+          f"model {args.models} (random weights: speed only)")
+    print(f"{'corpus':<7} {'photos':>6} {'raw img/s':>10} {'end-to-end':>12} {'efficiency':>11}")
+    with tempfile.TemporaryDirectory(prefix="bench-photos-") as tmp:
+        tmp = Path(tmp)
+        if args.photos:
+            measure_corpus("yours", vision, args.photos, args.repeat, args.workers)
+        else:
+            for name, build in (("mixed", lambda d: mixed_corpus(d, args.copies)),
+                                ("12mp", lambda d: twelve_mp_corpus(d, args.count))):
+                folder = tmp / name
+                folder.mkdir()
+                build(folder)
+                measure_corpus(name, vision, folder, args.repeat, args.workers)
+        decode_timing(tmp, max(5, args.repeat * 3))
+    vision.release()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
