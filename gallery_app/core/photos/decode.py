@@ -55,13 +55,14 @@ class PhotoMetadata:
 
 
 def decode_image(path: Path | str, *, max_side: int | None = None, max_pixels: int = 100_000_000,
-                 data: bytes | None = None) -> DecodedImage:
+                 data: bytes | None = None, reduced_decode: bool = True) -> DecodedImage:
     """The photo at ``path`` upright and in RGB.
 
     With ``max_side`` the result is scaled down (never up) so its *shorter* side is ``max_side``: enough
     to centre-crop a ``max_side``² model input. JPEGs are then decoded at 1/2, 1/4 or 1/8 scale.
     ``data``, when given, is the file's content already read (so it is read once for hash and pixels);
-    ``path`` then only names the file in messages.
+    ``path`` then only names the file in messages. ``reduced_decode=False`` decodes every pixel before
+    scaling down (only to measure what the reduced decode saves).
     """
     path = Path(path)
     try:
@@ -78,7 +79,7 @@ def decode_image(path: Path | str, *, max_side: int | None = None, max_pixels: i
                     "too many pixels",
                     f"{image.width}×{image.height} is more than the {max_pixels:,} pixels allowed.",
                 )
-            return _decode_opened(image, max_side)
+            return _decode_opened(image, max_side, reduced_decode)
     except PhotoSkipped:
         raise
     except FileNotFoundError as exc:
@@ -98,13 +99,13 @@ def decode_image(path: Path | str, *, max_side: int | None = None, max_pixels: i
         raise PhotoSkipped(path, "corrupt", f"the image data is damaged ({exc}).") from exc
 
 
-def _decode_opened(image: Image.Image, max_side: int | None) -> DecodedImage:
+def _decode_opened(image: Image.Image, max_side: int | None, reduced_decode: bool = True) -> DecodedImage:
     fmt = image.format
     orientation = _orientation(image)
     full_w, full_h = image.size
     if orientation in (5, 6, 7, 8):  # these turn the picture by 90°
         full_w, full_h = full_h, full_w
-    if max_side:
+    if max_side and reduced_decode:
         # A square request keeps both sides >= max_side whatever the orientation (JPEG only; others ignore it).
         image.draft("RGB", (max_side, max_side))
     image.load()  # multi-frame files (MPO, HEIC bursts, GIF) stay on their first frame

@@ -50,7 +50,7 @@ def save_thumbnail(upright_rgb: Image.Image, content_hash: str, size: int = THUM
     handle, temporary = tempfile.mkstemp(prefix=".thumb-", suffix=".jpg", dir=target.parent)
     try:
         with os.fdopen(handle, "wb") as out:
-            fit_thumbnail(upright_rgb, size).save(out, "JPEG", quality=_JPEG_QUALITY, optimize=True)
+            fit_thumbnail(upright_rgb, size).save(out, "JPEG", quality=_JPEG_QUALITY)
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
