@@ -1,0 +1,55 @@
+"""The person's preferences, kept with QSettings (the OS's usual place for them)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+
+from PySide6.QtCore import QSettings
+
+from gallery_app.core.chat.session import DEFAULT_PASSAGES
+from gallery_app.core.models.specs import Role
+
+
+@dataclass
+class Settings:
+    data_folder: str = ""  # empty: the OS's user data folder (or GALLERY_APP_DATA_DIR)
+    text_embedder: str = ""  # empty: the role's default (the first model present)
+    chat_llm: str = ""
+    clip_text: str = ""
+    clip_vision: str = ""
+    cpu_threads: int = 0  # 0: let each runtime decide
+    llm_context: int = 4096
+    answer_tokens: int = 160
+    passages: int = DEFAULT_PASSAGES
+
+    def model_setting(self, role: Role) -> str | None:
+        return getattr(self, role.value.replace("-", "_")) or None
+
+    @property
+    def threads(self) -> int | None:
+        return self.cpu_threads or None
+
+    @classmethod
+    def load(cls, store: QSettings | None = None) -> Settings:
+        store = store or QSettings()
+        values = {}
+        for f in fields(cls):
+            default = f.default
+            raw = store.value(f.name, default)
+            try:
+                values[f.name] = type(default)(raw) if raw is not None else default
+            except (TypeError, ValueError):  # a hand-edited or older settings file
+                values[f.name] = default
+        return cls(**values)
+
+    def save(self, store: QSettings | None = None) -> None:
+        store = store or QSettings()
+        for f in fields(self):
+            store.setValue(f.name, getattr(self, f.name))
+        store.sync()
+
+    def apply_data_folder(self) -> None:
+        """Point the core at the chosen data folder (the environment variable still wins, for tests)."""
+        if self.data_folder and not os.environ.get("GALLERY_APP_DATA_DIR"):
+            os.environ["GALLERY_APP_DATA_DIR"] = self.data_folder
