@@ -20,7 +20,7 @@ from gallery_app.core.models import loading
 from gallery_app.core.models.specs import Role
 from gallery_app.core.store import open_store
 from gallery_app.ui.settings import Settings
-from gallery_app.ui.workers import WorkerPool
+from gallery_app.ui.workers import Worker, WorkerPool
 
 _OPENERS: dict[Role, Callable[..., Any]] = {
     Role.TEXT_EMBEDDER: lambda setting, s: loading.open_text_embedder(setting, threads=s.threads),
@@ -35,6 +35,10 @@ class Services(QObject):
     data_changed = Signal(str)
     #: Emitted when models were released, e.g. after the settings or a download changed them.
     models_reset = Signal()
+    #: (label, Worker): a long job the window shows in its status bar, with progress, Cancel and errors.
+    task_started = Signal(str, object)
+    #: A short message for the status bar.
+    message = Signal(str)
 
     def __init__(self, settings: Settings | None = None, workers: WorkerPool | None = None,
                  parent: QObject | None = None):
@@ -43,6 +47,15 @@ class Services(QObject):
         self.workers = workers or WorkerPool()
         self._models: dict[Role, Any] = {}
         self._locks = {role: threading.Lock() for role in Role}
+        #: A video file that stands in for the webcam (``gallery-app --camera-file``), for tests and demos.
+        self.camera_file: str | None = None
+
+    def run(self, worker: Worker, label: str | None = None) -> Worker:
+        """Start ``worker`` on the shared pool; with a label, the status bar shows its progress and errors."""
+        self.workers.start(worker)
+        if label:
+            self.task_started.emit(label, worker)
+        return worker
 
     # --- database ------------------------------------------------------------------------------
     @contextmanager
