@@ -1,0 +1,48 @@
+"""The bundled demo data, loaded into a new gallery so a first start shows the app working.
+
+Runs once per database (remembered in ``app_state``); photos are recorded even without a CLIP
+model and embedded on a later start once one is available (``embed_missing``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import apsw
+
+from gallery_app.core import resources
+from gallery_app.core.chat.importer import import_chat
+from gallery_app.core.photos.indexer import PhotoIndexer
+
+DEMO_LOADED_KEY = "demo_data_loaded"
+
+
+def demo_loaded(conn: apsw.Connection) -> bool:
+    return conn.execute("SELECT 1 FROM app_state WHERE key = ?", (DEMO_LOADED_KEY,)).fetchone() is not None
+
+
+def load_demo_data(conn: apsw.Connection, embedder, vision, *, progress: Callable[[int, int], None] | None = None,
+                   cancel: Callable[[], bool] | None = None) -> list[str]:
+    """Import the demo chats and photos unless done before; returns one summary line per part done."""
+    if demo_loaded(conn):
+        return []
+    progress = progress or (lambda done, total: None)
+    chats = resources.demo_chat_files()
+    steps = len(chats) + 1
+    lines = []
+    for done, chat in enumerate(chats):
+        progress(done, steps)
+        if embedder is not None:
+            lines.append(import_chat(conn, chat, embedder).describe())
+    photos = resources.demo_photo_files()
+    if photos:
+        summary = PhotoIndexer(conn, vision, cancel=cancel).add_folder(photos[0].parent)
+        if summary.cancelled:
+            return lines
+        lines.append(summary.describe())
+    if embedder is None:
+        return lines  # the chats come on a later start, once a text embedder is here
+    with conn:
+        conn.execute("INSERT OR REPLACE INTO app_state(key, value) VALUES (?, '1')", (DEMO_LOADED_KEY,))
+    progress(steps, steps)
+    return lines
