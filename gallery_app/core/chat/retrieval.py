@@ -19,7 +19,8 @@ from gallery_app.core.chat.chunking import message_lines
 from gallery_app.core.chat.importer import missing_vectors, vector_table_for
 from gallery_app.core.chat.repository import chat_titles, chunks_by_id, messages_by_id
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
-from gallery_app.core.store import MAX_K, knn
+from gallery_app.core.store import MAX_K
+from gallery_app.core.store.vector_search import search
 
 #: Candidates each retriever contributes before fusion, per requested result.
 CANDIDATES_PER_RESULT = 5
@@ -93,7 +94,7 @@ class ChatRetriever:
         k = min(MAX_K, limit * WINDOWS_PER_PASSAGE)
         filters = [None] if chats is None else [{"chat_id": int(chat_id)} for chat_id in chats]
         hits = [hit for where in filters
-                for hit in knn(self.conn, self.table, query, model_key=self.embedder.model_key, k=k, where=where)]
+                for hit in search(self.conn, self.table, query, model_key=self.embedder.model_key, k=k, where=where)]
         if not hits:
             return [], {}
         placeholders = ",".join("?" * len(hits))

@@ -23,7 +23,7 @@ from gallery_app.core.photos.library import PhotoRecord, photo_by_id, photo_by_p
 from gallery_app.core.photos.photo_vectors import existing_photo_vector_table, stored_vectors
 from gallery_app.core.photos.pixels import PixelBuffer, to_rgb_array
 from gallery_app.core.photos.preparing import DECODE_SIDE, model_input
-from gallery_app.core.store import knn
+from gallery_app.core.store.vector_search import search as vector_search
 from gallery_app.core.store.vectors import MAX_K, VectorTable
 
 DEFAULT_RESULTS = 48
@@ -154,7 +154,8 @@ class PhotoSearch:
             return PhotoResults(query, [], time.perf_counter() - started)
         model_key = self._vision_or_text().model_key
         wanted = min(MAX_K, k + (exclude is not None))
-        neighbours = [n for n in knn(self.conn, table, vector, model_key=model_key, k=wanted) if n.rowid != exclude][:k]
+        neighbours = [n for n in vector_search(self.conn, table, vector, model_key=model_key, k=wanted)
+                      if n.rowid != exclude][:k]
         records = photos_by_ids(self.conn, [n.rowid for n in neighbours])
         hits = [PhotoHit(records[n.rowid], n.similarity) for n in neighbours if n.rowid in records]
         return PhotoResults(query, hits, time.perf_counter() - started)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,7 +119,41 @@ def ensure_vector_table(conn: apsw.Connection, kind: str, model_key: str, dims: 
     return wanted
 
 
-def _checked_vectors(table: VectorTable, model_key: str, vectors: np.ndarray, *, single: bool) -> np.ndarray:
+#: ``app_state`` key of a vector table's change counter, bumped in the same transaction as every write
+#: (see ``table_version``): in-memory search indexes compare it to notice changes by other processes.
+VERSION_KEY_PREFIX = "vector_table_version:"
+
+#: Called after a write through this process has committed (not when it is part of an outer,
+#: still open transaction): ``listener(conn, table, old_version, new_version, change)`` where
+#: ``change`` is ``("insert", rowids, vectors, metadata)`` or ``("delete", rowids)``.
+WriteListener = Callable[[apsw.Connection, VectorTable, int, int, tuple], None]
+WRITE_LISTENERS: list[WriteListener] = []
+
+
+def table_version(conn: apsw.Connection, table: VectorTable) -> int:
+    """How many committed writes ``table`` has seen (0 before the first)."""
+    row = conn.execute("SELECT value FROM app_state WHERE key = ?", (VERSION_KEY_PREFIX + table.name,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _bump_version(conn: apsw.Connection, table: VectorTable) -> int:
+    old = table_version(conn, table)
+    conn.execute(
+        "INSERT INTO app_state(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (VERSION_KEY_PREFIX + table.name, str(old + 1)),
+    )
+    return old
+
+
+def _notify(conn: apsw.Connection, table: VectorTable, old: int, change: tuple) -> None:
+    if conn.in_transaction:
+        # Part of a larger transaction that may still roll back: readers find the bumped counter later.
+        return
+    for listener in list(WRITE_LISTENERS):
+        listener(conn, table, old, old + 1, change)
+
+
+def checked_vectors(table: VectorTable, model_key: str, vectors: np.ndarray, *, single: bool) -> np.ndarray:
     if model_key != table.model_key:
         raise VectorModelMismatch(
             f"Vectors from model {model_key!r} cannot go into {table.name}, "
@@ -144,7 +178,7 @@ def _checked_vectors(table: VectorTable, model_key: str, vectors: np.ndarray, *,
 def insert_vectors(conn: apsw.Connection, table: VectorTable, rowids: Sequence[int], vectors: np.ndarray, *,
                    model_key: str, metadata: Mapping[str, Sequence[Any]] | None = None) -> None:
     """Insert (or replace) one vector per rowid, all in one transaction."""
-    array = _checked_vectors(table, model_key, vectors, single=False)
+    array = checked_vectors(table, model_key, vectors, single=False)
     rowids = [int(rowid) for rowid in rowids]
     if len(rowids) != len(array):
         raise StoreError(f"{len(rowids)} row ids were given for {len(array)} vectors.")
@@ -169,11 +203,16 @@ def insert_vectors(conn: apsw.Connection, table: VectorTable, rowids: Sequence[i
         # vec0 has no UPSERT; replacing a row is delete-then-insert inside the same transaction.
         conn.executemany(f"DELETE FROM {table.name} WHERE rowid = ?", [(rowid,) for rowid in rowids])
         conn.executemany(insert, rows)
+        old = _bump_version(conn, table)
+    _notify(conn, table, old, ("insert", rowids, array, {c: list(metadata[c]) for c in columns}))
 
 
 def delete_vectors(conn: apsw.Connection, table: VectorTable, rowids: Sequence[int]) -> None:
+    rowids = [int(r) for r in rowids]
     with conn:
-        conn.executemany(f"DELETE FROM {table.name} WHERE rowid = ?", [(int(r),) for r in rowids])
+        conn.executemany(f"DELETE FROM {table.name} WHERE rowid = ?", [(r,) for r in rowids])
+        old = _bump_version(conn, table)
+    _notify(conn, table, old, ("delete", rowids))
 
 
 def count_vectors(conn: apsw.Connection, table: VectorTable) -> int:
@@ -187,9 +226,9 @@ def similarity_from_distance(distance: float, metric: str) -> float:
     return 1.0 - distance * distance / 2.0
 
 
-def _filter_clause(table: VectorTable, where: Mapping[str, Any] | None) -> tuple[str, list[Any]]:
-    """``{"chat_id": 3, "day": (">=", "2024-01-01")}`` → SQL on declared metadata columns only."""
-    clauses, params = [], []
+def parse_filters(table: VectorTable, where: Mapping[str, Any] | None) -> list[tuple[str, str, Any]]:
+    """``{"chat_id": 3, "day": (">=", "2024-01-01")}`` → ``[(column, operator, value)]``, checked."""
+    filters = []
     for column, condition in (where or {}).items():
         if column not in table.metadata:
             raise StoreError(
@@ -199,9 +238,14 @@ def _filter_clause(table: VectorTable, where: Mapping[str, Any] | None) -> tuple
         operator, value = condition if isinstance(condition, tuple) else ("=", condition)
         if operator not in FILTER_OPERATORS:
             raise StoreError(f"Unsupported filter operator {operator!r}.")
-        clauses.append(f" AND {column} {operator} ?")
-        params.append(value)
-    return "".join(clauses), params
+        filters.append((column, operator, value))
+    return filters
+
+
+def _filter_clause(table: VectorTable, where: Mapping[str, Any] | None) -> tuple[str, list[Any]]:
+    """The checked filters as SQL on declared metadata columns only."""
+    filters = parse_filters(table, where)
+    return "".join(f" AND {column} {operator} ?" for column, operator, _ in filters), [v for *_, v in filters]
 
 
 def validate_k(k: Any) -> int:
@@ -214,7 +258,7 @@ def knn(conn: apsw.Connection, table: VectorTable, query: np.ndarray, *, model_k
         where: Mapping[str, Any] | None = None) -> list[Neighbor]:
     """The ``k`` nearest rows to ``query``, closest first, with ``similarity = 1 - cosine distance``."""
     k = validate_k(k)
-    vector = _checked_vectors(table, model_key, query, single=True)
+    vector = checked_vectors(table, model_key, query, single=True)
     filters, params = _filter_clause(table, where)
     sql = (
         f"SELECT rowid, distance FROM {table.name} "
