@@ -209,3 +209,28 @@ def test_readonly_connection_cannot_write(db_path, store):
     reader = connect(db_path, readonly=True)
     with pytest.raises(apsw.ReadOnlyError):
         reader.execute("INSERT INTO app_state VALUES ('a', 'b')")
+
+
+def test_two_connections_opening_a_new_database_at_once_both_succeed(tmp_path):
+    """Before: both ran the migrations and one failed with "table … already exists" (2 runs in 10)."""
+    import threading
+
+    from gallery_app.core.store import open_store
+
+    for attempt in range(8):
+        path = tmp_path / f"race-{attempt}.db"
+        errors, barrier = [], threading.Barrier(3)
+
+        def open_it():
+            barrier.wait()
+            try:
+                open_store(path).close()
+            except Exception as exc:  # noqa: BLE001 - the test reports whatever went wrong
+                errors.append(exc)
+
+        threads = [threading.Thread(target=open_it) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
