@@ -62,6 +62,8 @@ def _is_open(conn: apsw.Connection) -> bool:
         conn.filename
     except apsw.ConnectionClosedError:
         return False
+    except apsw.ThreadingViolationError:
+        return True  # busy in another thread right now: certainly open
     return True
 
 
