@@ -53,3 +53,13 @@ def test_importing_a_wrong_file_is_a_clear_error(capsys, tmp_path):
     photo.write_bytes(b"\xff\xd8\xff\xe0 jpeg")
     assert main(["chat", "import", str(photo), *EMBEDDER]) == 1
     assert "not a WhatsApp export" in capsys.readouterr().err
+
+
+def test_a_text_file_without_messages_is_refused_and_no_empty_chat_is_left(capsys, tmp_path):
+    """Before: it was "imported" as a chat with 0 messages."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("shopping: milk, eggs\nremember to call Sam\n", "utf-8")
+    assert main(["chat", "import", str(notes), *EMBEDDER]) == 1
+    assert "No WhatsApp messages were found in notes.txt" in capsys.readouterr().err
+    assert main(["chat", "list"]) == 0
+    assert "No chats imported yet" in capsys.readouterr().out

@@ -20,7 +20,7 @@ import apsw
 import numpy as np
 
 from gallery_app.core.chat.chunking import Chunk, ChunkingConfig, ChunkInput, chunk_messages
-from gallery_app.core.chat.export_file import ChatExport, read_export
+from gallery_app.core.chat.export_file import ChatExport, ChatFileError, read_export
 from gallery_app.core.chat.messages import Message, MessageKind, ParsedChat
 from gallery_app.core.chat.whatsapp import parse_chat_text
 from gallery_app.core.errors import Cancelled
@@ -56,8 +56,6 @@ class ImportSummary:
     skipped_examples: list[tuple[int, str]] = field(default_factory=list)
 
     def describe(self) -> str:
-        if self.messages_in_file == 0:
-            return f"No WhatsApp messages were found in “{self.title}”."
         span = f"{self.first:%d %b %Y} to {self.last:%d %b %Y}" if self.first and self.last else ""
         if self.messages_added == 0:
             head = f"“{self.title}” is already up to date: all {self.messages_in_file} messages were imported before."
@@ -156,6 +154,9 @@ def import_chat(conn: apsw.Connection, source: Path | ChatExport, embedder: Text
     export = source if isinstance(source, ChatExport) else read_export(Path(source))
     parsed: ParsedChat = parse_chat_text(export.text)
     messages = parsed.messages
+    if not messages:
+        raise ChatFileError(f"No WhatsApp messages were found in {export.source.name}.",
+                            hint="Choose the _chat.txt or the .zip WhatsApp made (More › Export chat).")
     if progress:
         progress("parsed", len(messages), len(messages))
     keys = message_keys(messages)
