@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS := $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: run test test-fast bench random-clip lint venv system-deps clean screenshot
+.PHONY: run test test-fast bench random-clip lint venv system-deps clean screenshot package install-desktop
 
 $(STAMP): pyproject.toml requirements/offline-models.txt requirements/constraints.txt
 	@scripts/system-deps.sh
@@ -45,6 +45,22 @@ screenshot: $(STAMP)
 	@scripts/system-deps.sh --with-xvfb
 	GALLERY_APP_DATA_DIR=$${GALLERY_APP_DATA_DIR:-$$(mktemp -d)} xvfb-run -a -s "-screen 0 1400x900x24" \
 		$(BIN)/gallery-app --screenshot docs/screenshot.png
+
+# The application menu entry and icon for this user, starting this checkout's .venv (or, with
+# DESKTOP_TARGET=--bundle, the bundle from `make package`). Undo: packaging/install-desktop-entry.sh --uninstall
+DESKTOP_TARGET ?=
+install-desktop: $(if $(DESKTOP_TARGET),,$(STAMP))
+	packaging/install-desktop-entry.sh $(DESKTOP_TARGET)
+
+# A one-folder bundle in dist/gallery-app/ (PyInstaller; installs the `package` extra on first use),
+# then its own self-test: the window offscreen, one chat question, one photo search on the demo data.
+package: $(STAMP)
+	@$(BIN)/python -c "import PyInstaller" 2>/dev/null || \
+		$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e '.[package]'
+	$(BIN)/pyinstaller --noconfirm --clean --log-level WARN --distpath dist --workpath build/pyinstaller \
+		packaging/gallery-app.spec
+	@du -sh dist/gallery-app
+	dist/gallery-app/gallery-app --self-test
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

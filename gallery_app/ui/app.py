@@ -14,12 +14,35 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="gallery-app", description="Your chats and photos, searchable by meaning.")
     parser.add_argument("--version", action="version", version=f"gallery_app {__version__}")
     parser.add_argument("--screenshot", metavar="PNG", help="save a picture of the window once loaded, then quit")
+    parser.add_argument("--self-test", action="store_true",
+                        help="open the window (offscreen without a display), ask one chat question and run one "
+                             "photo search on the demo data in a temporary data folder, print a log, exit 0 if "
+                             "everything that can run here passed")
+    parser.add_argument("--camera-file", metavar="FILE",
+                        help="use this video file instead of the webcam (for tests and computers without a camera)")
     return parser.parse_args(argv)
+
+
+def configure_services(services, args: argparse.Namespace) -> None:
+    """Apply command-line options to the window's services (the camera stand-in, …)."""
+    if getattr(args, "camera_file", None):
+        from pathlib import Path
+
+        from gallery_app.core.errors import AppError
+
+        camera_file = Path(args.camera_file).expanduser().resolve()
+        if not camera_file.is_file():
+            raise AppError(f"--camera-file: {camera_file} is not a file.")
+        services.camera_file = str(camera_file)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if args.self_test:
+        from gallery_app.ui import self_test
+
+        self_test_data = self_test.prepare_environment()  # before the QApplication: platform and a throw-away data folder
     from PySide6.QtCore import QTimer
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
@@ -36,7 +59,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setDesktopFileName("gallery-app")
     app.setWindowIcon(QIcon(str(resources_dir() / "icons" / "gallery-app.svg")))
     window = MainWindow()
+    services = getattr(window, "services", None)
+    if services is not None:
+        configure_services(services, args)
     window.show()
+    if args.self_test:
+        from gallery_app.ui import self_test
+
+        code = self_test.run(window)
+        window.close()
+        app.processEvents()
+        import shutil
+
+        shutil.rmtree(self_test_data, ignore_errors=True)
+        return code
     if args.screenshot:
         def capture() -> None:
             window.grab().save(args.screenshot)

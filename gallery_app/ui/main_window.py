@@ -1,169 +1,229 @@
-"""The main window: chats and photos a click apart, a status bar for progress, models and errors."""
+"""The main window: chats and photos a click apart, one status bar for progress, models and errors.
+
+The window itself only arranges things: each pane talks to the core through workers, and long jobs
+announce themselves through ``Services.run`` so their progress, Cancel and errors show in one place.
+On the first start with an empty database it loads the bundled demo chats and photos.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from pathlib import Path
 
-from PySide6.QtCore import QUrl, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence
-from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QTabWidget
+from PySide6.QtCore import QSettings, QUrl, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QTabWidget
 
 from gallery_app import __version__
-from gallery_app.core import paths, resources
-from gallery_app.core.errors import AppError
-from gallery_app.core.models import sources
-from gallery_app.core.models.specs import ModelSpec, Role
-from gallery_app.ui.qt_chat_pane import ChatPane
-from gallery_app.ui.qt_photo_grid import PhotoGrid
-from gallery_app.ui.workers import Worker, WorkerContext, WorkerPool
+from gallery_app.core import paths
+from gallery_app.core.demo import load_demo_data
+from gallery_app.core.errors import AppError, ModelNotAvailable
+from gallery_app.core.models.specs import Role
+from gallery_app.core.photos.indexer import PhotoIndexer
+from gallery_app.core.photos.preparing import is_photo_file
+from gallery_app.ui.chat.pane import ChatPane, is_chat_export
+from gallery_app.ui.models_dialog import ModelsDialog, ModelState, check_models, describe_model, needs_attention
+from gallery_app.ui.photos.pane import PhotoPane
+from gallery_app.ui.services import Services
+from gallery_app.ui.settings import Settings
+from gallery_app.ui.settings_dialog import SettingsDialog
+from gallery_app.ui.task_bar import TaskBar
+from gallery_app.ui.workers import Worker, WorkerContext
+
+#: QSettings key: the models dialog was offered once; later starts only show the status bar line.
+MODELS_OFFERED_KEY = "first_run/models_dialog_offered"
 
 
-@dataclass(frozen=True)
-class ModelState:
-    role: Role
-    spec: ModelSpec
-    origin: str | None  # None: not on this computer
-    problem: str | None = None
+def prepare_demo(context: WorkerContext, services: Services) -> list[str]:
+    """Load the demo data into a new gallery and embed photos recorded before CLIP was available."""
+    def optional(load):
+        try:
+            return load()
+        except ModelNotAvailable:
+            return None
 
-    @property
-    def usable(self) -> bool:
-        return self.origin is not None and self.problem is None
-
-
-def check_models(context: WorkerContext) -> list[ModelState]:
-    """Which model each role would use and whether its files are intact (hashes are cached)."""
-    states = []
-    found_all = sources.statuses()
-    for done, (role, spec, found) in enumerate(found_all, start=1):
-        problem = None
-        if found is not None:
-            bad = [c for c in sources.check(found) if not c.status.ok]
-            problem = bad[0].detail if bad else None
-        states.append(ModelState(role, spec, found.origin() if found else None, problem))
-        context.progress(done, len(found_all))
-    return states
-
-
-def describe_model(state: ModelState | None, what: str) -> str:
-    if state is None:
-        return f"{what}: no model known"
-    size = f"{state.spec.size / 1e6:,.0f} MB" if state.spec.size else "size unknown"
-    if state.problem:
-        return f"{what}: {state.spec.name} is damaged ({state.problem})"
-    if state.origin is None:
-        return f"{what} needs {state.spec.name} ({size}): gallery-app-cli models fetch {state.spec.key}"
-    return f"{what}: {state.spec.name}"
+    with services.connect() as conn:
+        embedder = optional(services.text_embedder)
+        vision = optional(services.clip_vision)
+        lines = load_demo_data(conn, embedder, vision, progress=context.progress, cancel=lambda: context.cancelled)
+        if vision is not None:
+            embedded = PhotoIndexer(conn, vision, cancel=lambda: context.cancelled).embed_missing()
+            if embedded:
+                lines.append(f"{embedded} photos are now searchable.")
+    return lines
 
 
 class MainWindow(QMainWindow):
     models_checked = Signal(list)
+    demo_ready = Signal(list)
 
-    def __init__(self):
+    def __init__(self, services: Services | None = None):
         super().__init__()
         self.setWindowTitle("Gallery — your chats and photos")
-        self.resize(1200, 800)
-        self.workers = WorkerPool()
+        self.resize(1280, 820)
+        self.setAcceptDrops(True)
+        self.services = services or Services(Settings.load())
         self.model_states: list[ModelState] = []
+        self.models_dialog: ModelsDialog | None = None
 
-        self.chat_pane = ChatPane()
-        self.photo_grid = PhotoGrid()
+        self.chat_pane = ChatPane(self.services)
+        self.photo_pane = PhotoPane(self.services)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.chat_pane, "Chats")
-        self.tabs.addTab(self.photo_grid, "Photos")
+        self.tabs.addTab(self.photo_pane, "Photos")
         self.setCentralWidget(self.tabs)
 
+        self.task_bar = TaskBar(self.statusBar())
+        self.statusBar().addPermanentWidget(self.task_bar)
         self.model_label = QLabel("Checking models…")
         self.statusBar().addPermanentWidget(self.model_label)
-        self.photo_grid.model.thumbnail_failed.connect(self.show_error_text)
+        self.services.task_started.connect(self.task_bar.track)
+        self.services.message.connect(lambda text: self.statusBar().showMessage(text, 10_000))
+        self.services.models_reset.connect(self.check_models)
         self._build_menus()
-        self._load_demo_data()
-        self._check_models()
+        self._prepare_demo()
+        self.check_models()
 
     # --- menus -----------------------------------------------------------------------------
+    def _action(self, menu, text: str, slot, shortcut=None) -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(lambda _checked=False: slot())
+        menu.addAction(action)
+        return action
+
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
-        open_data = QAction("Open &data folder", self)
-        open_data.triggered.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(paths.data_dir()))))
-        file_menu.addAction(open_data)
+        self._action(file_menu, "&Import WhatsApp chat…", self.choose_chat_files, QKeySequence.StandardKey.Open)
+        self._action(file_menu, "&Add photo folder…", self._show_photos(self.photo_pane.choose_folder), "Ctrl+Shift+O")
+        self._action(file_menu, "&Upload photo…", self._show_photos(self.photo_pane.choose_uploads), "Ctrl+U")
+        self._action(file_menu, "Search with the &camera…", self._show_photos(self.photo_pane.open_camera), "Ctrl+Shift+C")
         file_menu.addSeparator()
-        quit_action = QAction("&Quit", self)
-        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
-        quit_action.triggered.connect(self.close)
-        file_menu.addAction(quit_action)
+        self._action(file_menu, "Open &data folder",
+                     lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(paths.data_dir()))))
+        self._action(file_menu, "&Settings…", self.show_settings, QKeySequence.StandardKey.Preferences)
+        file_menu.addSeparator()
+        self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+
+        chat_menu = self.menuBar().addMenu("&Chat")
+        self._action(chat_menu, "&New conversation", self._show_chats(self.chat_pane.new_conversation), "Ctrl+N")
+        self._action(chat_menu, "&Stop answering", self.chat_pane.stop, "Ctrl+.")
 
         view_menu = self.menuBar().addMenu("&View")
-        for number, name in enumerate(("&Chats", "&Photos")):
-            action = QAction(name, self)
-            action.setShortcut(QKeySequence(f"Ctrl+{number + 1}"))
-            action.triggered.connect(lambda _checked=False, n=number: self.tabs.setCurrentIndex(n))
-            view_menu.addAction(action)
+        self._action(view_menu, "&Chats", lambda: self.tabs.setCurrentIndex(0), "Ctrl+1")
+        self._action(view_menu, "&Photos", lambda: self.tabs.setCurrentIndex(1), "Ctrl+2")
+        self._action(view_menu, "&Duplicate photos", self._show_photos(self.photo_pane.show_duplicates), "Ctrl+D")
 
         help_menu = self.menuBar().addMenu("&Help")
-        models_action = QAction("&Models…", self)
-        models_action.triggered.connect(self.show_models)
-        help_menu.addAction(models_action)
-        about = QAction("&About", self)
-        about.triggered.connect(self.show_about)
-        help_menu.addAction(about)
+        self._action(help_menu, "&Models…", self.show_models)
+        self._action(help_menu, "&About Gallery", self.show_about)
 
-    # --- content ---------------------------------------------------------------------------
-    def _load_demo_data(self) -> None:
-        self.chat_pane.show_chats(resources.demo_chat_files(), "Demo chats bundled with the app.")
-        self.photo_grid.show_photos(resources.demo_photo_files(), "Demo photos bundled with the app.")
+    def _show_chats(self, then):
+        return lambda: (self.tabs.setCurrentWidget(self.chat_pane), then())
 
-    def _check_models(self) -> None:
-        worker = Worker(check_models)
+    def _show_photos(self, then):
+        return lambda: (self.tabs.setCurrentWidget(self.photo_pane), then())
+
+    def choose_chat_files(self) -> None:
+        files, _ = QFileDialog.getOpenFileNames(self, "Import WhatsApp chats", str(Path.home()),
+                                                "WhatsApp exports (*.txt *.zip);;All files (*)")
+        if files:
+            self.tabs.setCurrentWidget(self.chat_pane)
+            self.chat_pane.import_files([Path(f) for f in files])
+
+    # --- drag and drop anywhere on the window --------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls() and any(url.isLocalFile() for url in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        dropped = [Path(url.toLocalFile()) for url in event.mimeData().urls() if url.isLocalFile()]
+        event.acceptProposedAction()
+        self.open_paths(dropped)
+
+    def open_paths(self, dropped: list[Path]) -> None:
+        """Chats are imported, photos searched by and added, folders indexed; anything else is explained."""
+        chats = [p for p in dropped if p.is_file() and is_chat_export(p)]
+        photos = [p for p in dropped if p.is_file() and is_photo_file(p)]
+        folders = [p for p in dropped if p.is_dir()]
+        others = [p for p in dropped if p not in chats and p not in photos and p not in folders]
+        if chats:
+            self.tabs.setCurrentWidget(self.chat_pane)
+            self.chat_pane.import_files(chats)
+        if photos or folders:
+            self.tabs.setCurrentWidget(self.photo_pane)
+            if photos:
+                self.photo_pane.upload(photos)
+            for folder in folders:
+                self.photo_pane.add_folder(folder)
+        if others:
+            names = ", ".join(p.name for p in others[:3]) + (" …" if len(others) > 3 else "")
+            self.statusBar().showMessage(
+                f"{names}: not a WhatsApp export (_chat.txt or .zip) or a photo, so nothing was done with it.", 15_000)
+
+    # --- first start, models -------------------------------------------------------------------
+    def _prepare_demo(self) -> None:
+        worker = Worker(prepare_demo, self.services)
+        worker.signals.result.connect(self._demo_prepared)
+        self.services.run(worker, "Preparing the demo chats and photos")
+
+    def _demo_prepared(self, lines: list[str]) -> None:
+        if lines:
+            self.services.data_changed.emit("chats")
+            self.services.data_changed.emit("photos")
+            self.statusBar().showMessage("Demo data ready: " + " ".join(lines), 15_000)
+        self.demo_ready.emit(lines)
+
+    def check_models(self) -> None:
+        worker = Worker(check_models, self.services.settings)
         worker.signals.result.connect(self._models_ready)
-        worker.signals.error.connect(self.show_error)
-        self.workers.start(worker)
+        self.services.run(worker)
 
     def _models_ready(self, states: list[ModelState]) -> None:
         self.model_states = states
         by_role = {state.role: state for state in states}
-        chat_text = " ".join((
-            describe_model(by_role.get(Role.TEXT_EMBEDDER), "Message search") + ".",
-            describe_model(by_role.get(Role.CHAT_LLM), "Answers") + ".",
-        ))
-        self.chat_pane.header.setText(self.chat_pane.header.text().split(" · ")[0] + " · " + chat_text)
-        clip_missing = [s for s in states if s.role in (Role.CLIP_TEXT, Role.CLIP_VISION) and not s.usable]
-        if clip_missing:
-            size = sum(s.spec.size or 0 for s in clip_missing) / 1e6
-            commands = " and ".join(f"gallery-app-cli models fetch {s.role.value}" for s in clip_missing)
-            photo_text = f"Search by meaning needs the CLIP model ({size:,.0f} MB): {commands}"
-        else:
-            photo_text = "Photo search: CLIP ViT-B/32."
-        self.photo_grid.header.setText(self.photo_grid.header.text().split(" · ")[0] + " · " + photo_text)
         ready = sum(state.usable for state in states)
         self.model_label.setText(f"Models: {ready} of {len(states)} ready")
+        self.model_label.setToolTip("\n".join(
+            describe_model(by_role.get(role), what) for role, what in (
+                (Role.TEXT_EMBEDDER, "Message search"), (Role.CHAT_LLM, "Answers"),
+                (Role.CLIP_VISION, "Photo search (images)"), (Role.CLIP_TEXT, "Photo search (words)"))))
         self.models_checked.emit(states)
+        settings = QSettings()
+        if needs_attention(states) and not settings.value(MODELS_OFFERED_KEY, False, type=bool):
+            settings.setValue(MODELS_OFFERED_KEY, True)
+            self.show_models()
 
-    # --- messages --------------------------------------------------------------------------
+    def show_models(self) -> ModelsDialog:
+        if self.models_dialog is None:
+            self.models_dialog = ModelsDialog(self.services, self)
+        self.models_dialog.show()
+        self.models_dialog.raise_()
+        self.models_dialog.refresh()
+        return self.models_dialog
+
+    def show_settings(self) -> None:
+        SettingsDialog(self.services, self).exec()
+
     def show_error(self, error: AppError) -> None:
-        self.show_error_text(str(error))
-
-    def show_error_text(self, text: str) -> None:
-        self.statusBar().showMessage(text, 15_000)
-
-    def show_models(self) -> None:
-        lines = []
-        for state in self.model_states:
-            where = state.origin or "not on this computer"
-            lines.append(f"<b>{state.role.value}</b> — {state.spec.name}<br>"
-                         f"&nbsp;&nbsp;{where}; licence {state.spec.licence}"
-                         + (f"<br>&nbsp;&nbsp;<i>{sources.how_to_get(state.spec)}</i>" if state.origin is None else ""))
-        QMessageBox.information(self, "Models", "<br><br>".join(lines) or "Still checking…")
+        self.statusBar().showMessage(f"⚠ {error}", 15_000)
 
     def show_about(self) -> None:
         QMessageBox.about(
             self, "About Gallery",
             f"<b>gallery_app {__version__}</b><p>Your own chats and photos, searchable by meaning. "
             "Everything runs on this computer: no server, no account, no upload.</p>"
-            f"<p>Data folder: {paths.data_dir()}<br>Models folder: {paths.models_dir()}</p>",
+            f"<p>Data folder: {paths.data_dir()}<br>Models folder: {paths.models_dir()}</p>"
+            "<p>Demo photos: scikit-image sample data (BSD-3-Clause).</p>",
         )
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        self.workers.cancel_all()
-        self.workers.wait(10_000)
-        self.photo_grid.model.shutdown()
+        self.chat_pane.stop()
+        if self.models_dialog is not None:
+            self.models_dialog.shutdown()
+        self.services.workers.cancel_all()
+        self.services.workers.wait(15_000)
+        self.photo_pane.shutdown()
+        self.services.release_models()
         super().closeEvent(event)

@@ -1,65 +1,114 @@
-"""The window as a person first sees it: demo chats and photos, model status, a clean close."""
+"""The window as a person uses it: demo data on the first start, model status, drops anywhere,
+shortcuts, and a GUI thread that never stalls while chats import and photos index."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
-from PySide6.QtCore import QThreadPool
+from PySide6.QtCore import QSettings, Qt
 
 from gallery_app.core import resources
 from gallery_app.core.models.specs import Role
-from gallery_app.ui.main_window import MainWindow
+from gallery_app.core.photos.preparing import is_photo_file
+from gallery_app.ui.event_loop_probe import EventLoopProbe
+from gallery_app.ui.main_window import MODELS_OFFERED_KEY, MainWindow
+from tests.chat_helpers import DEMO_CHAT
+
+PHOTOS = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "photos"
+MAX_GAP_MS = 50
+
+
+def open_window(qtbot) -> MainWindow:
+    main = MainWindow()
+    qtbot.addWidget(main)
+    with qtbot.waitSignals([main.demo_ready, main.models_checked], timeout=120_000):
+        main.show()
+    return main
 
 
 @pytest.fixture
 def window(qtbot):
-    main = MainWindow()
-    qtbot.addWidget(main)
-    main.show()
+    QSettings().setValue(MODELS_OFFERED_KEY, True)  # not a first start: the models dialog stays closed
+    main = open_window(qtbot)
     yield main
     main.close()
-    assert QThreadPool.globalInstance().activeThreadCount() == 0
-    assert main.photo_grid.model.pool.activeThreadCount() == 0
 
 
-def test_opens_on_the_demo_chats_and_photos(window, qtbot):
+def test_first_start_shows_the_demo_chats_and_photos(window, qtbot):
     assert [window.tabs.tabText(i) for i in range(window.tabs.count())] == ["Chats", "Photos"]
-    assert window.chat_pane.chats.count() == len(resources.demo_chat_files()) >= 2
-    assert "[" in window.chat_pane.viewer.toPlainText() or ":" in window.chat_pane.viewer.toPlainText()
-    photos = resources.demo_photo_files()
-    assert window.photo_grid.model.rowCount() == len(photos) >= 5
+    qtbot.waitUntil(lambda: window.chat_pane.chat_model.rowCount() == len(resources.demo_chat_files()), timeout=10_000)
+    qtbot.waitUntil(lambda: window.photo_pane.model.total == len(resources.demo_photo_files()), timeout=10_000)
     window.tabs.setCurrentIndex(1)
-    qtbot.waitUntil(lambda: window.photo_grid.model.loaded_thumbnails() == len(photos), timeout=20_000)
+    qtbot.waitUntil(lambda: window.photo_pane.model.loaded_thumbnails() >= 5, timeout=20_000)
 
 
-def test_model_status_arrives_without_blocking(window, qtbot):
-    with qtbot.waitSignal(window.models_checked, timeout=30_000) as blocker:
-        pass
-    states = {state.role: state for state in blocker.args[0]}
-    assert set(states) == set(Role)
+def test_model_status_and_the_models_dialog_when_clip_is_missing(window, qtbot):
+    with qtbot.waitSignal(window.models_checked, timeout=30_000) as checked:
+        window.check_models()
+    states = {state.role: state for state in checked.args[0]}
     assert states[Role.TEXT_EMBEDDER].usable and states[Role.CHAT_LLM].usable
     assert not states[Role.CLIP_VISION].usable
-    assert "CLIP" in window.photo_grid.header.text() and "models fetch" in window.photo_grid.header.text()
-    assert "Models: 2 of 4 ready" == window.model_label.text()
+    assert window.model_label.text() == "Models: 2 of 4 ready"
+    assert "Photo search (images) needs" in window.model_label.toolTip()
+    assert window.models_dialog is None
 
 
-def test_photo_model_passes_the_qt_model_tester(window, qtmodeltester):
-    qtmodeltester.check(window.photo_grid.model)
+def test_the_first_start_offers_the_models_dialog_once(qtbot):
+    first = open_window(qtbot)
+    try:
+        assert first.models_dialog is not None and first.models_dialog.isVisible()
+    finally:
+        first.close()
+    second = open_window(qtbot)
+    try:
+        assert second.models_dialog is None
+    finally:
+        second.close()
 
 
 def test_keyboard_shortcuts_switch_halves(window, qtbot):
-    from PySide6.QtCore import Qt
-
     qtbot.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
     assert window.tabs.currentIndex() == 1
     qtbot.keyClick(window, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
     assert window.tabs.currentIndex() == 0
 
 
-def test_a_broken_photo_is_reported_not_fatal(window, qtbot, tmp_path):
-    broken = tmp_path / "broken.jpg"
-    broken.write_bytes(b"\xff\xd8\xff\xe0 this is not really a jpeg")
-    window.photo_grid.show_photos([broken], "test")
-    window.tabs.setCurrentIndex(1)
-    with qtbot.waitSignal(window.photo_grid.model.thumbnail_failed, timeout=10_000) as failed:
-        window.photo_grid.view.viewport().update()
-    assert failed.args[0].startswith("broken.jpg was skipped")
+def test_a_dropped_file_that_is_neither_chat_nor_photo_is_explained(window, tmp_path):
+    other = tmp_path / "report.pdf"
+    other.write_bytes(b"%PDF-1.7")
+    window.open_paths([other])
+    assert "report.pdf: not a WhatsApp export" in window.statusBar().currentMessage()
+
+
+def test_the_gui_thread_never_stalls_during_a_chat_import_and_a_folder_index(qtbot, test_clip, tmp_path, capsys):
+    # The demo chat five years earlier: a new chat (the demo itself is already imported on the first start).
+    chat = tmp_path / "Weekend away 2019" / "_chat.txt"
+    chat.parent.mkdir()
+    chat.write_text(DEMO_CHAT.read_text("utf-8").replace("/24, ", "/19, "), "utf-8")
+    folder = tmp_path / "photos"
+    shutil.copytree(PHOTOS / "exif-orientation-examples", folder)
+    shutil.copytree(PHOTOS / "skimage", folder / "skimage")
+    main = MainWindow()
+    qtbot.addWidget(main)
+    with qtbot.waitSignal(main.demo_ready, timeout=120_000):
+        main.show()
+    probe = EventLoopProbe()
+    gaps = {}
+    try:
+        for name, start in (("chat import", lambda: main.chat_pane.import_files([chat])),
+                            ("folder index", lambda: main.photo_pane.add_folder(folder))):
+            probe.start()
+            worker = start()
+            with qtbot.waitSignal(worker.signals.finished, timeout=120_000):
+                pass
+            gaps[name] = probe.stop()
+            assert probe.ticks > 20  # the probe really ran through the job
+        added = len([p for p in folder.rglob("*") if is_photo_file(p)])
+        qtbot.waitUntil(lambda: main.photo_pane.model.total == len(resources.demo_photo_files()) + added, timeout=10_000)
+    finally:
+        main.close()
+    with capsys.disabled():  # the figure the issue asks to see
+        print("\nlongest GUI-thread gap: " + ", ".join(f"{name} {gap:.1f} ms" for name, gap in gaps.items()))
+    assert max(gaps.values()) < MAX_GAP_MS, gaps

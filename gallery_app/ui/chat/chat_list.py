@@ -1,0 +1,124 @@
+"""The imported chats: a list model (title, participants, message count, date range) and its delegate."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
+from PySide6.QtGui import QFont, QFontMetrics, QPainter
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
+
+from gallery_app.core.chat.repository import ChatInfo
+
+ChatRole = Qt.ItemDataRole.UserRole + 1
+ChatIdRole = Qt.ItemDataRole.UserRole + 2
+DetailsRole = Qt.ItemDataRole.UserRole + 3
+
+
+def date_range(first: datetime | None, last: datetime | None) -> str:
+    if not first or not last:
+        return "no messages"
+    if first.date() == last.date():
+        return f"{first:%d %b %Y}"
+    if first.year == last.year:
+        return f"{first:%d %b} – {last:%d %b %Y}"
+    return f"{first:%d %b %Y} – {last:%d %b %Y}"
+
+
+def chat_details(chat: ChatInfo) -> str:
+    """The second line under a chat's title: who, how many messages, when."""
+    people = ", ".join(chat.participants) or "nobody"
+    messages = "message" if chat.message_count == 1 else "messages"
+    return f"{people} · {chat.message_count:,} {messages} · {date_range(chat.first, chat.last)}"
+
+
+class ChatListModel(QAbstractListModel):
+    """One row per imported chat; ``set_chats`` replaces the rows (the list is small)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._chats: list[ChatInfo] = []
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._chats)
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+        if not index.isValid() or not 0 <= index.row() < len(self._chats):
+            return None
+        chat = self._chats[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return chat.title
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return chat.describe()
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return f"{chat.title}: {chat_details(chat)}"
+        if role == DetailsRole:
+            return chat_details(chat)
+        if role == ChatRole:
+            return chat
+        if role == ChatIdRole:
+            return chat.id
+        return None
+
+    def roleNames(self):
+        names = super().roleNames()
+        names.update({ChatRole: b"chat", ChatIdRole: b"chatId", DetailsRole: b"details"})
+        return names
+
+    def set_chats(self, chats: list[ChatInfo]) -> None:
+        self.beginResetModel()
+        self._chats = list(chats)
+        self.endResetModel()
+
+    def chats(self) -> list[ChatInfo]:
+        return list(self._chats)
+
+    def row_of(self, chat_id: int) -> int:
+        return next((row for row, chat in enumerate(self._chats) if chat.id == chat_id), -1)
+
+
+class ChatListDelegate(QStyledItemDelegate):
+    """Title in bold, then participants · message count · dates in a smaller, quieter line."""
+
+    MARGIN = 8
+
+    def _fonts(self, option: QStyleOptionViewItem) -> tuple[QFont, QFont]:
+        title = QFont(option.font)
+        title.setBold(True)
+        details = QFont(option.font)
+        details.setPointSizeF(max(option.font.pointSizeF() * 0.9, 7.0))
+        return title, details
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:
+        title, details = self._fonts(option)
+        height = QFontMetrics(title).height() + QFontMetrics(details).height() + 2 * self.MARGIN + 2
+        return QSize(200, height)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        opt.text = ""
+        style = opt.widget.style() if opt.widget else None
+        if style is not None:
+            style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        palette = option.palette
+        text_colour = palette.highlightedText().color() if selected else palette.text().color()
+        quiet = palette.highlightedText().color() if selected else palette.placeholderText().color()
+        title_font, details_font = self._fonts(option)
+        rect = option.rect.adjusted(self.MARGIN, self.MARGIN, -self.MARGIN, -self.MARGIN)
+        painter.save()
+        title_metrics = QFontMetrics(title_font)
+        painter.setFont(title_font)
+        painter.setPen(text_colour)
+        title_rect = QRect(rect.left(), rect.top(), rect.width(), title_metrics.height())
+        painter.drawText(title_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                         title_metrics.elidedText(index.data() or "", Qt.TextElideMode.ElideRight, rect.width()))
+        details_metrics = QFontMetrics(details_font)
+        painter.setFont(details_font)
+        painter.setPen(quiet)
+        details_rect = QRect(rect.left(), title_rect.bottom() + 2, rect.width(), details_metrics.height())
+        painter.drawText(details_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                         details_metrics.elidedText(index.data(DetailsRole) or "", Qt.TextElideMode.ElideRight,
+                                                    rect.width()))
+        painter.restore()

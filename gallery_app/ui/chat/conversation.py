@@ -1,0 +1,309 @@
+"""The conversation: question and answer bubbles, the passages turn, notes, and the input box.
+
+Bubbles are ordinary widgets in a scroll area, so their text is selectable and the passages are
+clickable. A streaming answer appends to one label; the view keeps to the bottom unless the
+person has scrolled up to read.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QCursor, QKeyEvent, QMouseEvent
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QScrollArea, \
+    QSizePolicy, QVBoxLayout, QWidget
+
+from gallery_app.core.chat.retrieval import Match, Retrieval
+
+#: Lines of a passage shown in its card; the viewer shows all of it.
+CARD_LINES = 6
+BUBBLE_MAX_WIDTH = 680
+
+STYLE = """
+QFrame#question { background: #dcebff; border-radius: 10px; }
+QFrame#answer { background: palette(alternate-base); border: 1px solid palette(mid); border-radius: 10px; }
+QFrame#note { background: transparent; }
+QFrame#error { background: #fdecea; border: 1px solid #f5c2bd; border-radius: 10px; }
+QFrame#passages { background: transparent; }
+QFrame#passage { background: palette(base); border: 1px solid palette(mid); border-radius: 8px; }
+QFrame#passage:hover { border: 1px solid palette(highlight); }
+QFrame#question QLabel, QFrame#error QLabel { color: black; }
+QLabel#quiet { color: palette(placeholder-text); }
+"""
+
+
+def _label(text: str = "", *, rich: bool = False, selectable: bool = True, quiet: bool = False) -> QLabel:
+    label = QLabel(text)
+    label.setTextFormat(Qt.TextFormat.RichText if rich else Qt.TextFormat.PlainText)
+    label.setWordWrap(True)
+    if selectable:
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
+                                      | Qt.TextInteractionFlag.TextSelectableByKeyboard)
+    if quiet:
+        label.setObjectName("quiet")
+    label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
+    return label
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def nice_day(day: str) -> str:
+    try:
+        return f"{date.fromisoformat(day):%a %d %b %Y}"
+    except ValueError:
+        return day
+
+
+class Turn(QFrame):
+    """One entry of the conversation; ``kind`` is question, answer, note, error or passages."""
+
+    def __init__(self, kind: str, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.kind = kind
+        self.setObjectName(kind)
+        self.body = QVBoxLayout(self)
+        self.body.setContentsMargins(12, 8, 12, 8)
+        self.body.setSpacing(4)
+        self.setMaximumWidth(BUBBLE_MAX_WIDTH)
+
+    def text(self) -> str:
+        return "\n".join(label.text() for label in self.findChildren(QLabel))
+
+
+class TextTurn(Turn):
+    """A question, an answer, a note or an error: a block of selectable text."""
+
+    def __init__(self, kind: str, text: str = "", *, title: str = "", rich: bool = False, parent=None):
+        super().__init__(kind, parent)
+        self.title = _label(title, quiet=True, selectable=False) if title else None
+        if self.title is not None:
+            self.body.addWidget(self.title)
+        self.label = _label(text, rich=rich)
+        if kind == "question":
+            widest = max((self.label.fontMetrics().horizontalAdvance(line) for line in text.split("\n")), default=0)
+            self.label.setMinimumWidth(min(widest + 4, 460))
+        self.body.addWidget(self.label)
+        self.status = _label("", quiet=True, selectable=False)
+        self.status.hide()
+        self.body.addWidget(self.status)
+        self.progress: QProgressBar | None = None
+        self._pieces: list[str] = []
+
+    # streaming --------------------------------------------------------------------------------
+    def append(self, piece: str) -> None:
+        if not self._pieces:
+            self.set_status("")
+        self._pieces.append(piece)
+        self.label.setText("".join(self._pieces).lstrip())
+
+    def set_text(self, text: str) -> None:
+        self._pieces = [text]
+        self.label.setText(text)
+
+    def streamed_text(self) -> str:
+        return "".join(self._pieces).strip()
+
+    def set_status(self, text: str) -> None:
+        self.status.setText(text)
+        self.status.setVisible(bool(text))
+
+    def show_progress(self, done: int, total: int) -> None:
+        if self.progress is None:
+            self.progress = QProgressBar()
+            self.progress.setTextVisible(True)
+            self.progress.setMaximumHeight(14)
+            self.body.addWidget(self.progress)
+        self.progress.setRange(0, max(total, 0))
+        self.progress.setValue(min(done, total) if total else 0)
+
+    def hide_progress(self) -> None:
+        if self.progress is not None:
+            self.progress.hide()
+
+
+class PassageCard(QFrame):
+    """One retrieved passage: chat, day and similarity, then its ``Name: text`` lines. Click to open."""
+
+    clicked = Signal(object)  # the Match
+
+    def __init__(self, match: Match, parent=None):
+        super().__init__(parent)
+        self.match = match
+        self.setObjectName("passage")
+        self.setCursor(QCursor(Qt.CursorShape.PointingHandCursor))
+        self.setToolTip("Open the chat at these messages")
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(10, 6, 10, 6)
+        layout.setSpacing(2)
+        heading = (f"<b>{_escape(match.chat_title)}</b> · {nice_day(match.day)} · "
+                   f"similarity {match.similarity:.2f}")
+        self.heading = _label(heading, rich=True, selectable=False)
+        layout.addWidget(self.heading)
+        lines = (match.excerpt or match.text).split("\n")
+        shown = lines[:CARD_LINES]
+        html = "<br>".join(self._line(line) for line in shown)
+        if len(lines) > CARD_LINES:
+            html += f"<br><i>… {len(lines) - CARD_LINES} more lines</i>"
+        self.lines = _label(html, rich=True, selectable=False)
+        layout.addWidget(self.lines)
+
+    @staticmethod
+    def _line(line: str) -> str:
+        sender, sep, text = line.partition(": ")
+        if sep and len(sender) <= 40:
+            return f"<b>{_escape(sender)}:</b> {_escape(text)}"
+        return _escape(line)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton and self.rect().contains(event.position().toPoint()):
+            self.clicked.emit(self.match)
+        super().mouseReleaseEvent(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space):
+            self.clicked.emit(self.match)
+            return
+        super().keyPressEvent(event)
+
+
+class PassagesTurn(Turn):
+    """"Found 4 passages in 2 chats", then a card per passage."""
+
+    passage_clicked = Signal(object)
+
+    def __init__(self, retrieval: Retrieval, search_query: str = "", question: str = "", parent=None):
+        super().__init__("passages", parent)
+        self.body.setContentsMargins(0, 4, 0, 4)
+        heading = retrieval.describe()
+        if search_query and question and search_query != question:
+            heading += f" (searched for: {search_query})"
+        if retrieval.unindexed:
+            heading += (f" — {retrieval.unindexed} passages are not indexed for this model yet "
+                        "(gallery-app-cli chat reindex)")
+        self.heading = _label(heading, quiet=True)
+        self.body.addWidget(self.heading)
+        self.cards = [PassageCard(match) for match in retrieval.matches]
+        for card in self.cards:
+            card.clicked.connect(self.passage_clicked)
+            self.body.addWidget(card)
+
+
+class _Content(QWidget):
+    """The scrolled column. Word-wrapped labels report their minimum height at a narrow width; the
+    scroll area would take that as the content's minimum (blank space above the turns), so the
+    content's height comes from height-for-width alone."""
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(0, 0)
+
+
+class ConversationView(QScrollArea):
+    """The turns, newest at the bottom; questions on the right, everything else on the left."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.content = _Content()
+        self.content.setObjectName("conversation")
+        self.column = QVBoxLayout(self.content)
+        self.column.setContentsMargins(12, 12, 12, 12)
+        self.column.setSpacing(10)
+        self.column.addStretch(1)
+        self.setWidget(self.content)
+        self.turns: list[Turn] = []
+        self._stick = True
+        bar = self.verticalScrollBar()
+        bar.rangeChanged.connect(self._range_changed)
+        bar.valueChanged.connect(lambda value: setattr(self, "_stick", value >= bar.maximum() - 24))
+
+    def add(self, turn: Turn, *, before: Turn | None = None) -> Turn:
+        """Adds ``turn`` at the bottom, or just above ``before`` (the passages above their answer)."""
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        if turn.kind == "question":
+            row.addStretch(1)
+            row.addWidget(turn)
+        else:
+            row.addWidget(turn, 1)  # as wide as the pane allows, up to BUBBLE_MAX_WIDTH
+            row.addStretch(0)
+        position = self._row_index(before) if before is not None else -1
+        if position >= 0:
+            self.column.insertLayout(position, row)
+            self.turns.insert(self.turns.index(before), turn)
+        else:
+            self.column.addLayout(row)
+            self.turns.append(turn)
+        self._stick = True
+        QTimer.singleShot(0, self.scroll_to_bottom)
+        return turn
+
+    def remove(self, turn: Turn) -> None:
+        position = self._row_index(turn)
+        if position < 0:
+            return
+        self.turns.remove(turn)
+        row = self.column.takeAt(position).layout()
+        while row.count():
+            widget = row.takeAt(0).widget()
+            if widget is not None:
+                widget.hide()
+                widget.deleteLater()
+        row.deleteLater()
+
+    def _row_index(self, turn: Turn) -> int:
+        for i in range(self.column.count()):
+            row = self.column.itemAt(i).layout()
+            if row is not None and row.indexOf(turn) >= 0:
+                return i
+        return -1
+
+    def clear(self) -> None:
+        self.turns.clear()
+        while self.column.count() > 1:
+            item = self.column.takeAt(1)
+            layout = item.layout()
+            if layout is not None:
+                while layout.count():
+                    widget = layout.takeAt(0).widget()
+                    if widget is not None:
+                        widget.hide()
+                        widget.deleteLater()
+                layout.deleteLater()
+
+    def scroll_to_bottom(self) -> None:
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.maximum())
+
+    def _range_changed(self, _low: int, high: int) -> None:
+        if self._stick:
+            self.verticalScrollBar().setValue(high)
+
+
+class QuestionBox(QPlainTextEdit):
+    """Enter sends, Shift+Enter starts a new line."""
+
+    submitted = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setPlaceholderText("Ask about your chats…  (Enter sends, Shift+Enter for a new line)")
+        self.setTabChangesFocus(True)
+        lines = 3
+        self.setFixedHeight(self.fontMetrics().lineSpacing() * lines + 2 * self.frameWidth()
+                            + int(self.document().documentMargin() * 2) + 4)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and \
+                not event.modifiers() & (Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier):
+            self.submitted.emit()
+            return
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.insertPlainText("\n")
+            return
+        super().keyPressEvent(event)

@@ -1,0 +1,133 @@
+"""The chat pane's work off the GUI thread: importing exports, listing chats, asking, reading a chat.
+
+Each function runs inside a ``ui.workers.Worker`` (first argument: the ``WorkerContext``), opens its
+own database connection there and loads models there (never on the GUI thread). Asking and importing
+are generators: what they yield reaches the pane, in order, through ``signals.yielded``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gallery_app.core.chat.importer import ImportSummary, import_chat
+from gallery_app.core.chat.prompting import Conversation
+from gallery_app.core.chat.repository import ChatInfo, StoredMessage, chat_messages, get_chat, list_chats
+from gallery_app.core.chat.session import ChatSession, MatchesFound
+from gallery_app.core.errors import AppError, Cancelled, ModelError
+from gallery_app.core.models.specs import Role
+from gallery_app.ui.workers import WorkerContext
+
+log = logging.getLogger(__name__)
+
+
+# --- what the workers yield -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Status:
+    """A short note on what the worker is doing now ("Loading the language model…")."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class LlmMissing:
+    """No language model: the passages are still shown, and this says how to get one."""
+
+    error: AppError
+
+
+@dataclass(frozen=True)
+class Imported:
+    path: Path
+    summary: ImportSummary
+
+
+@dataclass(frozen=True)
+class ImportFailed:
+    path: Path
+    error: AppError
+
+
+@dataclass(frozen=True)
+class ChatContents:
+    chat: ChatInfo | None
+    messages: list[StoredMessage]
+
+
+# --- jobs -------------------------------------------------------------------------------------------
+def load_chats(context: WorkerContext, services) -> list[ChatInfo]:
+    with services.connect() as conn:
+        return list_chats(conn)
+
+
+def load_chat(context: WorkerContext, services, chat_id: int) -> ChatContents:
+    with services.connect() as conn:
+        return ChatContents(get_chat(conn, chat_id), chat_messages(conn, chat_id))
+
+
+def import_files(context: WorkerContext, services, paths: Sequence[Path]) -> Iterator[object]:
+    """Imports each file in turn; a file that is not a chat is reported and the others still go in."""
+    if not services.loaded(Role.TEXT_EMBEDDER):
+        yield Status("Loading the message search model…")
+    embedder = services.text_embedder()  # ModelNotAvailable ends the job with its message and hint
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage == "embedded":
+            context.progress(done, total)
+
+    with services.connect() as conn:
+        for path in paths:
+            if context.cancelled:
+                raise Cancelled("The import was cancelled.")
+            yield Status(f"Reading {path.name}…")
+            try:
+                summary = import_chat(conn, Path(path), embedder, progress=progress, cancel=lambda: context.cancelled)
+            except Cancelled:
+                raise
+            except AppError as error:
+                yield ImportFailed(Path(path), error)
+                continue
+            except Exception as exc:  # a bug, or a file no check foresaw: logged, reported, not fatal
+                log.exception("importing %s failed", path)
+                yield ImportFailed(Path(path), AppError(f"{path.name} could not be imported ({type(exc).__name__}: {exc})."))
+                continue
+            yield Imported(Path(path), summary)
+
+
+def ask(context: WorkerContext, services, question: str, conversation: Conversation,
+        chats: Sequence[int] | None) -> Iterator[object]:
+    """Yields Status notes, then the session's MatchesFound, answer pieces and Answer (see ``ChatSession.ask``).
+
+    The conversation object belongs to the pane; one question runs at a time, so the session adds
+    this turn to it when the answer is complete, and the next question is a follow-up of this one.
+    """
+    if not services.loaded(Role.TEXT_EMBEDDER):
+        yield Status("Loading the message search model…")
+    embedder = services.text_embedder()
+    llm, missing = None, None
+    try:
+        llm = services.chat_llm()  # cheap: the weights are read on first use, below
+    except ModelError as error:
+        missing = error
+    if context.cancelled:
+        raise Cancelled()
+    settings = services.settings
+    with services.connect() as conn:
+        session = ChatSession(conn, embedder, llm, k=settings.passages, answer_tokens=settings.answer_tokens,
+                              chats=list(chats) if chats else None)
+        session.conversation = conversation
+        if missing is not None:
+            yield LlmMissing(missing)
+        else:
+            yield Status("Searching your chats…")
+        for event in session.ask(question, cancel=lambda: context.cancelled):
+            yield event
+            if isinstance(event, MatchesFound) and event.retrieval.matches and llm is not None \
+                    and not getattr(llm, "loaded", True):
+                # The passages are on screen; now the seconds it takes to read the weights.
+                yield Status("Loading the language model…")
+                llm.count_tokens("warm up")
+                if context.cancelled:
+                    raise Cancelled()

@@ -1,0 +1,378 @@
+"""The chat pane: imported chats on the left, the conversation on the right.
+
+Public API (what the main window calls): ``import_files(paths)``, ``ask(question)``, ``stop()``,
+``new_conversation()``, ``refresh_chats()`` and the ``busy_changed(bool)`` signal. Everything slow runs
+in workers started through ``Services.run``; their events arrive here in order, on the GUI thread.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QItemSelectionModel, Qt, Signal
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QListView, QPushButton, QSplitter, \
+    QStackedWidget, QVBoxLayout, QWidget
+
+from gallery_app.core.chat.prompting import Conversation
+from gallery_app.core.chat.session import Answer, MatchesFound
+from gallery_app.core.errors import AppError
+from gallery_app.ui.chat import jobs
+from gallery_app.ui.chat.chat_list import ChatIdRole, ChatListDelegate, ChatListModel
+from gallery_app.ui.chat.conversation import STYLE, ConversationView, PassagesTurn, QuestionBox, TextTurn
+from gallery_app.ui.chat.viewer import ChatViewer
+from gallery_app.ui.workers import Worker
+
+CHAT_SUFFIXES = (".txt", ".zip")
+EMPTY_NO_CHATS = "Drop a WhatsApp export (_chat.txt or .zip) here, or File → Import chat…"
+EMPTY_WITH_CHATS = ("Ask anything about your chats — for example “Who ended up paying for the hotel?”\n\n"
+                    "Drop another WhatsApp export (_chat.txt or .zip) here to add it.")
+
+
+def is_chat_export(path: Path) -> bool:
+    return path.suffix.lower() in CHAT_SUFFIXES
+
+
+class ChatPane(QWidget):
+    busy_changed = Signal(bool)
+    #: A ChatViewer was opened (by clicking a passage).
+    viewer_opened = Signal(object)
+
+    def __init__(self, services, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.services = services
+        self.conversation = Conversation()
+        self._ask_worker: Worker | None = None
+        self._answer_turn: TextTurn | None = None
+        self._jobs = 0
+        self.viewers: list[ChatViewer] = []
+        self.setAcceptDrops(True)
+        self.setStyleSheet(STYLE)
+
+        # left: the chats ------------------------------------------------------------------------
+        self.chat_model = ChatListModel(self)
+        self.chat_list = QListView()
+        self.chat_list.setModel(self.chat_model)
+        self.chat_list.setItemDelegate(ChatListDelegate(self.chat_list))
+        self.chat_list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.chat_list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.chat_list.setUniformItemSizes(True)
+        self.chat_list.selectionModel().selectionChanged.connect(self._selection_changed)
+        self.chat_list.doubleClicked.connect(self._open_chat)
+        chats_title = QLabel("<b>Chats</b>")
+        self.scope_label = QLabel()
+        self.scope_label.setWordWrap(True)
+        self.scope_label.setObjectName("quiet")
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(8, 8, 4, 8)
+        left_layout.addWidget(chats_title)
+        left_layout.addWidget(self.chat_list, 1)
+        left_layout.addWidget(self.scope_label)
+        left.setMinimumWidth(220)
+
+        # right: the conversation ----------------------------------------------------------------
+        #: The models in use or missing; the window may write into it (kept short, one line).
+        self.header = QLabel()
+        self.header.setWordWrap(True)
+        self.header.setObjectName("quiet")
+        self.header.hide()
+        self.view = ConversationView()
+        self.empty = QLabel(EMPTY_NO_CHATS)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setWordWrap(True)
+        self.empty.setObjectName("quiet")
+        self.empty.setMargin(24)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.empty)
+        self.stack.addWidget(self.view)
+        self.input = QuestionBox()
+        self.input.submitted.connect(self._send_clicked)
+        self.input.textChanged.connect(self._update_buttons)
+        self.send_button = QPushButton("Send")
+        self.send_button.setDefault(True)
+        self.send_button.setToolTip("Ask (Enter)")
+        self.send_button.clicked.connect(self._send_clicked)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setToolTip("Stop the answer (Esc)")
+        self.stop_button.setShortcut(Qt.Key.Key_Escape)
+        self.stop_button.clicked.connect(self.stop)
+        self.new_button = QPushButton("New conversation")
+        self.new_button.setToolTip("Forget the questions so far: the next question is not a follow-up")
+        self.new_button.clicked.connect(self.new_conversation)
+        buttons = QVBoxLayout()
+        buttons.addWidget(self.send_button)
+        buttons.addWidget(self.stop_button)
+        buttons.addStretch(1)
+        input_row = QHBoxLayout()
+        input_row.addWidget(self.input, 1)
+        input_row.addLayout(buttons)
+        bottom_row = QHBoxLayout()
+        bottom_row.addWidget(self.new_button)
+        bottom_row.addStretch(1)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(4, 8, 8, 8)
+        right_layout.addWidget(self.header)
+        right_layout.addWidget(self.stack, 1)
+        right_layout.addLayout(input_row)
+        right_layout.addLayout(bottom_row)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(left)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(0, 0)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([320, 780])
+        splitter.setChildrenCollapsible(False)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(splitter)
+        self.setFocusProxy(self.input)
+
+        services.data_changed.connect(self._data_changed)
+        self._selection_changed()
+        self._update_buttons()
+        self.refresh_chats()
+
+    # --- public API -----------------------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        return self._jobs > 0
+
+    @property
+    def asking(self) -> bool:
+        return self._ask_worker is not None
+
+    def refresh_chats(self) -> None:
+        """Reads the list of chats again (in a worker); keeps the selection by chat id."""
+        worker = Worker(jobs.load_chats, self.services)
+        worker.signals.result.connect(self._chats_loaded)
+        worker.signals.error.connect(lambda error: self.scope_label.setText(f"The chats could not be read: {error}"))
+        self.services.run(worker)
+
+    def import_files(self, paths: list[Path]) -> Worker | None:
+        """Imports WhatsApp exports in a worker (progress in the status bar and in the conversation)."""
+        paths = [Path(p) for p in paths]
+        if not paths:
+            return None
+        names = paths[0].name if len(paths) == 1 else f"{len(paths)} files"
+        if len(paths) == 1 and paths[0].name == "_chat.txt" and paths[0].parent.name:
+            names = f"{paths[0].parent.name}/{paths[0].name}"
+        turn = self._add_turn(TextTurn("note", f"Importing {names}…"))
+        worker = Worker(jobs.import_files, self.services, paths)
+        worker.signals.progress.connect(turn.show_progress)
+        worker.signals.yielded.connect(lambda event: self._import_event(turn, event))
+        worker.signals.error.connect(lambda error: self._import_failed(turn, error))
+        worker.signals.cancelled.connect(lambda: self._import_finished(turn, "Import cancelled: nothing was changed."))
+        worker.signals.result.connect(lambda _result: self._import_finished(turn, None))
+        self._track(worker)
+        return self.services.run(worker, f"Importing {names}")
+
+    def ask(self, question: str) -> Worker | None:
+        """Asks a question (a follow-up of the conversation so far); passages first, then the answer."""
+        question = question.strip()
+        if not question or self.asking:
+            return None
+        self._add_turn(TextTurn("question", question))
+        self._passages_turn = None
+        self._answer_turn = self._add_turn(TextTurn("answer", "", title="Answer"))
+        self._answer_turn.set_status("Thinking…")
+        worker = Worker(jobs.ask, self.services, question, self.conversation, self.selected_chat_ids())
+        worker.signals.yielded.connect(self._ask_event)
+        worker.signals.error.connect(self._ask_failed)
+        worker.signals.cancelled.connect(self._ask_cancelled)
+        worker.signals.finished.connect(self._ask_finished)
+        self._ask_worker = worker
+        self._track(worker)
+        self._update_buttons()
+        return self.services.run(worker)
+
+    def stop(self) -> None:
+        """Stops the answer being written (between two tokens)."""
+        if self._ask_worker is not None:
+            self._ask_worker.cancel()
+            if self._answer_turn is not None:
+                self._answer_turn.set_status("Stopping…")
+
+    def new_conversation(self) -> None:
+        """Clears the conversation; the next question is asked afresh, not as a follow-up."""
+        self.stop()
+        # A stopping worker keeps the old conversation object: its turn goes nowhere.
+        self.conversation = Conversation()
+        self._answer_turn = None
+        self.view.clear()
+        self._update_empty()
+        self.input.setFocus()
+
+    def selected_chat_ids(self) -> list[int]:
+        rows = sorted(index.row() for index in self.chat_list.selectionModel().selectedRows())
+        return [self.chat_model.index(row).data(ChatIdRole) for row in rows]
+
+    def open_viewer(self, chat_id: int, highlight: list[int], title: str = "") -> ChatViewer:
+        viewer = ChatViewer(self.services, chat_id, highlight, title=title, parent=self)
+        viewer.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
+        viewer.destroyed.connect(lambda _obj=None, v=viewer: self.viewers.remove(v) if v in self.viewers else None)
+        self.viewers.append(viewer)
+        viewer.show()
+        self.viewer_opened.emit(viewer)
+        return viewer
+
+    # --- jobs bookkeeping -----------------------------------------------------------------------
+    def _track(self, worker: Worker) -> None:
+        self._jobs += 1
+        if self._jobs == 1:
+            self.busy_changed.emit(True)
+        worker.signals.finished.connect(self._job_finished)
+
+    def _job_finished(self) -> None:
+        self._jobs -= 1
+        self._update_buttons()
+        if self._jobs == 0:
+            self.busy_changed.emit(False)
+
+    def _add_turn(self, turn, before=None):
+        self.view.add(turn, before=before)
+        self._update_empty()
+        if isinstance(turn, PassagesTurn):
+            turn.passage_clicked.connect(self._passage_clicked)
+        return turn
+
+    def _update_empty(self) -> None:
+        self.empty.setText(EMPTY_WITH_CHATS if self.chat_model.rowCount() else EMPTY_NO_CHATS)
+        self.stack.setCurrentWidget(self.view if self.view.turns else self.empty)
+
+    def _update_buttons(self) -> None:
+        self.send_button.setEnabled(not self.asking and bool(self.input.toPlainText().strip()))
+        self.stop_button.setEnabled(self.asking)
+
+    # --- chats ----------------------------------------------------------------------------------
+    def _data_changed(self, what: str) -> None:
+        if what == "chats":
+            self.refresh_chats()
+
+    def _chats_loaded(self, chats) -> None:
+        selected = set(self.selected_chat_ids())
+        self.chat_model.set_chats(chats)
+        selection = self.chat_list.selectionModel()
+        for chat_id in selected:
+            row = self.chat_model.row_of(chat_id)
+            if row >= 0:
+                selection.select(self.chat_model.index(row), QItemSelectionModel.SelectionFlag.Select)
+        self._selection_changed()
+        self._update_empty()
+
+    def _selection_changed(self, *_args) -> None:
+        count = len(self.chat_list.selectionModel().selectedRows())
+        total = self.chat_model.rowCount()
+        if not total:
+            self.scope_label.setText("No chats yet.")
+        elif count == 0:
+            self.scope_label.setText("Questions search all chats. Select chats to ask about only those; "
+                                     "double-click one to read it.")
+        else:
+            chats = "chat" if count == 1 else "chats"
+            self.scope_label.setText(f"Questions search only the {count} selected {chats}.")
+
+    def _open_chat(self, index) -> None:
+        self.open_viewer(index.data(ChatIdRole), [], index.data())
+
+    # --- importing ------------------------------------------------------------------------------
+    def _import_event(self, turn: TextTurn, event) -> None:
+        if isinstance(event, jobs.Status):
+            turn.set_status(event.text)
+        elif isinstance(event, jobs.Imported):
+            text = event.summary.describe()
+            self._add_turn(TextTurn("note", text, title="Import finished"))
+            self.services.message.emit(text)
+            self.services.data_changed.emit("chats")
+        elif isinstance(event, jobs.ImportFailed):
+            text = f"{event.path.name} could not be imported. {event.error}"
+            self._add_turn(TextTurn("error", text, title="Import failed"))
+            self.services.message.emit(text)
+
+    def _import_failed(self, turn: TextTurn, error: AppError) -> None:
+        self._add_turn(TextTurn("error", f"The import could not start. {error}", title="Import failed"))
+        self._import_finished(turn, None)
+
+    def _import_finished(self, turn: TextTurn, note: str | None) -> None:
+        """The progress turn gives way to the per-file results (or says why there are none)."""
+        if note is None:
+            self.view.remove(turn)
+            self._update_empty()
+        else:
+            turn.hide_progress()
+            turn.set_status(note)
+
+    # --- asking ---------------------------------------------------------------------------------
+    def _send_clicked(self) -> None:
+        if self.asking:
+            return
+        question = self.input.toPlainText()
+        if question.strip() and self.ask(question):
+            self.input.clear()
+
+    def _ask_event(self, event) -> None:
+        turn = self._answer_turn
+        if turn is None:
+            return
+        if isinstance(event, jobs.Status):
+            turn.set_status(event.text)
+            if event.text.startswith("Loading"):
+                self.services.message.emit(event.text)
+        elif isinstance(event, jobs.LlmMissing):
+            turn.set_status("")
+            turn.set_text(f"Answers need a language model, and none is available. {event.error}\n"
+                          "The passages below are what your chats say about it.")
+        elif isinstance(event, MatchesFound):
+            passages = PassagesTurn(event.retrieval, event.search_query, event.question)
+            self._add_turn(passages, before=turn)  # above the answer bubble, which stays last
+            turn.set_status("Writing the answer…" if event.retrieval.matches else "")
+        elif isinstance(event, Answer):
+            if event.text and event.text != turn.streamed_text():
+                # The grounding check replaced what the model wrote, or nothing was streamed.
+                turn.set_text(event.text)
+            elif not event.text and not turn.streamed_text():
+                turn.set_text("No answer was written.")
+            turn.set_status("")
+        elif isinstance(event, str):
+            turn.append(event)
+
+    def _ask_failed(self, error: AppError) -> None:
+        if self._answer_turn is not None:
+            self._answer_turn.set_status("")
+            self._answer_turn.setObjectName("error")
+            self._answer_turn.style().unpolish(self._answer_turn)
+            self._answer_turn.style().polish(self._answer_turn)
+            self._answer_turn.set_text(str(error))
+        self.services.message.emit(str(error))
+
+    def _ask_cancelled(self) -> None:
+        turn = self._answer_turn
+        if turn is not None:
+            turn.set_status("Stopped.")
+            if not turn.streamed_text():
+                turn.set_text("(stopped before the answer began)")
+
+    def _ask_finished(self) -> None:
+        self._ask_worker = None
+        self._answer_turn = None
+        self._update_buttons()
+        self.input.setFocus()
+
+    def _passage_clicked(self, match) -> None:
+        self.open_viewer(match.chat_id, list(match.focus_message_ids or match.message_ids), match.chat_title)
+
+    # --- drag and drop --------------------------------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        urls = event.mimeData().urls() if event.mimeData().hasUrls() else []
+        if urls and all(url.isLocalFile() and is_chat_export(Path(url.toLocalFile())) for url in urls):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = [Path(url.toLocalFile()) for url in event.mimeData().urls() if url.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.import_files(paths)

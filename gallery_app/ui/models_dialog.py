@@ -1,0 +1,410 @@
+"""Help → Models…: what each role needs, where it is, and a way to get what is missing.
+
+The dialog never blocks the GUI thread: the check (which may hash a model file the first time),
+every download and every "use a local file" (which hashes the chosen file in full) run in workers.
+A cancelled or failed download keeps its ``.part`` file, so the next Download continues it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView, QDialog, QDialogButtonBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QProgressBar,
+    QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
+)
+
+from gallery_app.core import paths
+from gallery_app.core.errors import AppError, ModelError
+from gallery_app.core.models import loading, sources
+from gallery_app.core.models.catalog import ALL_SPECS, CANDIDATES
+from gallery_app.core.models.specs import ModelSpec, Role
+from gallery_app.ui.workers import Worker, WorkerContext
+
+READY, MISSING, DAMAGED = "ready", "missing", "damaged"
+
+
+class _TrackedWorker(Worker):
+    """A worker whose end can be waited for from the GUI thread (closing the dialog waits for its own)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.ended = threading.Event()
+
+    def run(self) -> None:
+        try:
+            super().run()
+        finally:
+            self.ended.set()
+
+
+@dataclass(frozen=True)
+class ModelState:
+    role: Role
+    spec: ModelSpec
+    origin: str | None  # None: not on this computer
+    problem: str | None = None
+    source: sources.Source | None = None
+
+    @property
+    def usable(self) -> bool:
+        return self.origin is not None and self.problem is None
+
+    @property
+    def status(self) -> str:
+        if self.origin is None:
+            return MISSING
+        return DAMAGED if self.problem else READY
+
+    @property
+    def where(self) -> str:
+        if self.source is None:
+            return "not on this computer"
+        if self.source is sources.Source.PACKAGE:
+            return "installed package"
+        if self.source is sources.Source.LOCAL_FILE:
+            return "file you chose"
+        return "models folder"
+
+
+def _state_for(role: Role, setting: str | None) -> ModelState:
+    if setting and setting not in ALL_SPECS and setting != role.value:
+        # A model file or folder the person named in the settings: it has no published checksum.
+        resolved = loading.resolve_setting(role, setting)
+        return ModelState(role, resolved.spec, resolved.origin(), None, resolved.source)
+    spec = sources.choose_spec(role, setting or None)
+    found = sources.locate(spec)
+    problem = None
+    if found is not None:
+        bad = [c for c in sources.check(found) if not c.status.ok]
+        problem = bad[0].detail if bad else None
+    return ModelState(role, spec, found.origin() if found else None, problem, found.source if found else None)
+
+
+def check_models(context: WorkerContext | None = None, settings=None) -> list[ModelState]:
+    """Which model each role would use (the settings' choice, else the default) and whether it is intact.
+
+    Hashes are cached by (size, mtime), so only the first check of a big file takes seconds.
+    """
+    roles = [role for role in Role if CANDIDATES.get(role)]
+    states = []
+    for done, role in enumerate(roles, start=1):
+        setting = settings.model_setting(role) if settings is not None else None
+        try:
+            states.append(_state_for(role, setting))
+        except ModelError as exc:  # a setting naming a model that is gone: fall back to the default
+            state = _state_for(role, None)
+            states.append(ModelState(state.role, state.spec, state.origin, state.problem or str(exc), state.source))
+        if context is not None:
+            context.progress(done, len(roles))
+    return states
+
+
+def needs_attention(states: list[ModelState]) -> bool:
+    """True when a role has no usable model (missing or damaged): the window offers this dialog."""
+    return any(not state.usable for state in states)
+
+
+def describe_model(state: ModelState | None, what: str) -> str:
+    if state is None:
+        return f"{what}: no model known"
+    size = f"{state.spec.size / 1e6:,.0f} MB" if state.spec.size else "size unknown"
+    if state.problem:
+        return f"{what}: {state.spec.name} is damaged ({state.problem})"
+    if state.origin is None:
+        return f"{what} needs {state.spec.name} ({size}): Help → Models… or gallery-app-cli models fetch {state.spec.key}"
+    return f"{what}: {state.spec.name}"
+
+
+def _size_text(spec: ModelSpec) -> str:
+    return f"{spec.size / 1e6:,.0f} MB" if spec.size else "—"
+
+
+def _fetch(context: WorkerContext, spec: ModelSpec) -> sources.ResolvedModel:
+    return sources.fetch(spec, progress=context.progress, cancel=lambda: context.cancelled)
+
+
+def _use_files(context: WorkerContext, spec: ModelSpec, chosen: dict[str, Path]) -> sources.ResolvedModel:
+    return sources.use_local_files(spec, chosen)
+
+
+def match_chosen_files(spec: ModelSpec, chosen: list[str]) -> dict[str, Path]:
+    """Map the files the person picked onto the model's file names (any name is fine for a one-file model)."""
+    expected = [f.name for f in spec.files]
+    if len(expected) == 1 and len(chosen) == 1:
+        return {expected[0]: Path(chosen[0])}
+    by_name = {Path(p).name: Path(p) for p in chosen}
+    missing = [name for name in expected if name not in by_name]
+    if missing or len(chosen) != len(expected):
+        raise AppError(f"{spec.name} is made of {len(expected)} files: {', '.join(expected)}.",
+                       hint="Select all of them together (Ctrl+click), with exactly these names.")
+    return {name: by_name[name] for name in expected}
+
+
+class _RowActions(QWidget):
+    """The last cell of a row: Download / Use a local file… or, while downloading, a bar and Cancel."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(4, 2, 4, 2)
+        self.download = QPushButton("Download")
+        self.local = QPushButton("Use a local file…")
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setTextVisible(True)
+        self.cancel = QPushButton("Cancel")
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        self.note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        for widget in (self.download, self.local, self.progress, self.cancel, self.note):
+            layout.addWidget(widget)
+        self.set_idle(downloadable=False, missing=False)
+
+    def set_idle(self, *, downloadable: bool, missing: bool) -> None:
+        self.download.setVisible(missing and downloadable)
+        self.local.setVisible(missing)
+        self.progress.setVisible(False)
+        self.cancel.setVisible(False)
+
+    def set_busy(self, text: str) -> None:
+        self.download.setVisible(False)
+        self.local.setVisible(False)
+        self.progress.setVisible(True)
+        self.progress.setValue(0)
+        self.progress.setFormat(text)
+        self.cancel.setVisible(True)
+        self.cancel.setEnabled(True)
+        self.note.clear()
+
+    def show_note(self, text: str, *, error: bool = False) -> None:
+        self.note.setText(text)
+        self.note.setStyleSheet("color: #b00020;" if error else "")
+
+
+class ModelsDialog(QDialog):
+    """The models each role needs: role, name, size, licence, where it is, status, and how to get it."""
+
+    COLUMNS = ("Role", "Model", "Size", "Licence", "Where", "Status", "")
+
+    #: The check finished (list[ModelState]); also after every download or chosen file.
+    checked = Signal(list)
+    #: A download or chosen file finished (role value, outcome: "ready" | "cancelled" | "error").
+    job_finished = Signal(str, str)
+
+    def __init__(self, services, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.services = services
+        self.setWindowTitle("Models")
+        self.resize(1100, 360)
+        self.states: list[ModelState] = []
+        self._actions: dict[Role, _RowActions] = {}
+        self._jobs: dict[Role, Worker] = {}
+        self._checker: Worker | None = None
+        self._recheck_pending = False
+        self.last_error: str | None = None
+        #: Returns the files the person picked for a model (tests replace it; the default asks with a dialog).
+        self.choose_files: Callable[[ModelSpec], list[str]] = self._ask_for_files
+
+        intro = QLabel(
+            "Each part of the app uses one model. Everything runs on this computer; nothing is downloaded "
+            "unless you press Download. A cancelled or interrupted download continues where it stopped.")
+        intro.setWordWrap(True)
+        self.status_label = QLabel("Checking models…")
+        self.table = QTableWidget(0, len(self.COLUMNS))
+        self.table.setHorizontalHeaderLabels(self.COLUMNS)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        header = self.table.horizontalHeader()
+        for column in range(len(self.COLUMNS) - 1):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(len(self.COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        folder = QLabel(f"Models folder: {paths.models_dir()}")
+        folder.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        self.recheck_button = buttons.addButton("Check again", QDialogButtonBox.ButtonRole.ActionRole)
+        self.recheck_button.clicked.connect(self.refresh)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.status_label)
+        layout.addWidget(folder)
+        layout.addWidget(buttons)
+        self.refresh()
+
+    # --- checking --------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Check every role's model again, in a worker (hashing a new file takes seconds)."""
+        if self._checker is not None:
+            self._recheck_pending = True
+            return
+        self.status_label.setText("Checking models…")
+        self.recheck_button.setEnabled(False)
+        worker = _TrackedWorker(check_models, settings=self.services.settings)
+        worker.signals.result.connect(self._show_states)
+        worker.signals.error.connect(lambda error: self.status_label.setText(str(error)))
+        worker.signals.finished.connect(self._check_done)
+        self._checker = worker
+        self.services.run(worker)
+
+    def _check_done(self) -> None:
+        self._checker = None
+        self.recheck_button.setEnabled(True)
+        if self._recheck_pending:
+            self._recheck_pending = False
+            self.refresh()
+
+    def _show_states(self, states: list[ModelState]) -> None:
+        self.states = states
+        if self.table.rowCount() != len(states):
+            self.table.setRowCount(len(states))
+            self._actions.clear()
+        for row, state in enumerate(states):
+            spec = state.spec
+            cells = (state.role.value, spec.name, _size_text(spec), spec.licence, state.where, state.status)
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if column == 4 and state.origin:
+                    item.setToolTip(state.origin)
+                if column == 5:
+                    item.setToolTip(state.problem or ("" if state.usable else sources.how_to_get(spec)))
+                    if not state.usable:
+                        item.setForeground(Qt.GlobalColor.darkRed)
+                self.table.setItem(row, column, item)
+            actions = self._actions.get(state.role)
+            if actions is None:
+                actions = _RowActions()
+                actions.download.clicked.connect(lambda _=False, r=state.role: self.download(r))
+                actions.local.clicked.connect(lambda _=False, r=state.role: self.use_local_file(r))
+                actions.cancel.clicked.connect(lambda _=False, r=state.role: self.cancel(r))
+                self._actions[state.role] = actions
+                self.table.setCellWidget(row, len(self.COLUMNS) - 1, actions)
+            if state.role not in self._jobs:
+                getting = spec.downloadable or sources.can_assemble(spec)
+                actions.set_idle(downloadable=getting, missing=not state.usable)
+                actions.download.setText("Put together" if sources.can_assemble(spec) else
+                                         f"Download {_size_text(spec)}")
+                if state.problem and not actions.note.text():
+                    actions.show_note(f"Damaged: {state.problem}", error=True)
+        self.table.resizeRowsToContents()
+        ready = sum(s.usable for s in states)
+        self.status_label.setText(f"{ready} of {len(states)} models ready.")
+        self.checked.emit(states)
+
+    def state(self, role: Role) -> ModelState | None:
+        return next((s for s in self.states if s.role is role), None)
+
+    def actions(self, role: Role) -> _RowActions:
+        return self._actions[role]
+
+    # --- getting a model -------------------------------------------------------------------------
+    def download(self, role: Role) -> Worker | None:
+        state = self.state(role)
+        if state is None or role in self._jobs:
+            return None
+        worker = _TrackedWorker(_fetch, state.spec)
+        self._start_job(role, worker, f"Downloading {state.spec.name}", "Starting download… %p%")
+        return worker
+
+    def use_local_file(self, role: Role) -> Worker | None:
+        state = self.state(role)
+        if state is None or role in self._jobs:
+            return None
+        picked = self.choose_files(state.spec)
+        if not picked:
+            return None
+        try:
+            chosen = match_chosen_files(state.spec, picked)
+        except AppError as exc:
+            self._show_error(role, str(exc))
+            return None
+        worker = _TrackedWorker(_use_files, state.spec, chosen)
+        self._start_job(role, worker, None, "Checking the file…")
+        self.actions(role).progress.setRange(0, 0)  # hashing: no progress to show, just busy
+        return worker
+
+    def cancel(self, role: Role) -> None:
+        worker = self._jobs.get(role)
+        if worker is not None:
+            worker.cancel()
+            self.actions(role).cancel.setEnabled(False)
+
+    def _start_job(self, role: Role, worker: Worker, label: str | None, text: str) -> None:
+        actions = self.actions(role)
+        actions.set_busy(text)
+        actions.progress.setRange(0, 1000)
+        worker.signals.progress.connect(lambda done, total, r=role: self._progress(r, done, total))
+        worker.signals.result.connect(lambda _resolved, r=role: self._job_ended(r, READY))
+        worker.signals.cancelled.connect(lambda r=role: self._job_ended(r, "cancelled"))
+        worker.signals.error.connect(lambda error, r=role: self._job_ended(r, "error", error))
+        self._jobs[role] = worker
+        self.services.run(worker, label)
+
+    def _progress(self, role: Role, done: int, total: int) -> None:
+        bar = self.actions(role).progress
+        if total > 0:
+            bar.setValue(min(1000, done * 1000 // total))
+            bar.setFormat(f"{done / 1e6:,.1f} of {total / 1e6:,.0f} MB (%p%)")
+
+    def _job_ended(self, role: Role, outcome: str, error: AppError | None = None) -> None:
+        self._jobs.pop(role, None)
+        actions = self.actions(role)
+        actions.progress.setRange(0, 1000)
+        if outcome == READY:
+            actions.show_note("Ready.")
+            self.services.release_models()  # the next use loads the new model
+        elif outcome == "cancelled":
+            actions.show_note("Download paused: it continues where it stopped next time you press Download.")
+        else:
+            self._show_error(role, str(error))
+        state = self.state(role)
+        if state is not None:
+            actions.set_idle(downloadable=state.spec.downloadable or sources.can_assemble(state.spec),
+                             missing=outcome != READY)
+        self.job_finished.emit(role.value, outcome)
+        self.refresh()
+
+    def _show_error(self, role: Role, text: str) -> None:
+        self.last_error = text
+        self.actions(role).show_note(text, error=True)
+
+    def _ask_for_files(self, spec: ModelSpec) -> list[str]:
+        names = " ".join(f.name for f in spec.files)
+        suffixes = " ".join(sorted({f"*{Path(f.name).suffix}" for f in spec.files}))
+        files, _ = QFileDialog.getOpenFileNames(
+            self, f"Choose the file{'s' if len(spec.files) > 1 else ''} of {spec.name} ({names})", str(Path.home()),
+            f"Model files ({suffixes});;All files (*)")
+        return files
+
+    # --- closing ---------------------------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        return bool(self._jobs) or self._checker is not None
+
+    def shutdown(self, timeout_ms: int = 10_000) -> None:
+        """Cancel downloads (their .part files stay for next time) and wait for this dialog's workers."""
+        workers = list(self._jobs.values()) + ([self._checker] if self._checker else [])
+        for worker in workers:
+            worker.cancel()
+        self._recheck_pending = False
+        deadline = time.monotonic() + timeout_ms / 1000
+        for worker in workers:
+            if isinstance(worker, _TrackedWorker):
+                worker.ended.wait(max(0.0, deadline - time.monotonic()))
+
+    def done(self, result: int) -> None:
+        self.shutdown()
+        super().done(result)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.shutdown()
+        super().closeEvent(event)

@@ -1,0 +1,122 @@
+"""The photo pane's work, as worker functions: each runs on a pool thread with its own connection.
+
+``fn(context, services, ...)`` → result; models come from ``services`` (loaded on first use, on the
+worker). Nothing here touches a widget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gallery_app.core.errors import AppError, Cancelled, ModelNotAvailable
+from gallery_app.core.models import loading
+from gallery_app.core.models.specs import Role
+from gallery_app.core.photos.indexer import IndexSummary, PhotoIndexer
+from gallery_app.core.photos.pixels import PixelBuffer
+from gallery_app.core.photos.search import (
+    DEFAULT_RESULTS, DUPLICATE_THRESHOLD, DuplicateGroup, PhotoResults, PhotoSearch,
+)
+from gallery_app.ui.workers import WorkerContext
+
+
+def clip_missing(_context: WorkerContext, services) -> ModelNotAvailable | None:
+    """Why photo search cannot run here (message + hint), or None when both CLIP models are present."""
+    for role in (Role.CLIP_TEXT, Role.CLIP_VISION):
+        try:
+            loading.resolve_setting(role, services.settings.model_setting(role))
+        except ModelNotAvailable as missing:
+            return missing
+    return None
+
+
+def search_text(_context: WorkerContext, services, query: str, k: int = DEFAULT_RESULTS) -> PhotoResults:
+    text_model = services.clip_text()
+    with services.connect() as conn:
+        return PhotoSearch(conn, text=text_model).by_text(query, k)
+
+
+def search_similar(_context: WorkerContext, services, photo_id: int, k: int = DEFAULT_RESULTS) -> PhotoResults:
+    vision = services.clip_vision()
+    with services.connect() as conn:
+        return PhotoSearch(conn, vision=vision).similar_to(int(photo_id), k)
+
+
+def search_pixels(_context: WorkerContext, services, frame: PixelBuffer, add: bool,
+                  k: int = DEFAULT_RESULTS) -> PhotoResults:
+    vision = services.clip_vision()
+    with services.connect() as conn:
+        results = PhotoSearch(conn, vision=vision).by_pixels(frame, k, add=add)
+    if results.added is not None and not results.already_there:
+        services.data_changed.emit("photos")
+    return results
+
+
+@dataclass
+class UploadOutcome:
+    results: PhotoResults | None = None  # the search by the last photo that could be read
+    added: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        parts = [self.results.describe()] if self.results is not None else []
+        if self.added > 1:
+            parts.append(f"{self.added} photos added")
+        parts.extend(self.problems)
+        return "; ".join(parts)
+
+
+def upload(context: WorkerContext, services, paths: list[Path], k: int = DEFAULT_RESULTS) -> UploadOutcome:
+    """Search by each photo and keep it in the gallery; the results shown are those of the last one."""
+    vision = services.clip_vision()
+    outcome = UploadOutcome()
+    with services.connect() as conn:
+        search = PhotoSearch(conn, vision=vision)
+        for done, path in enumerate(paths, start=1):
+            if context.cancelled:
+                break
+            try:
+                results = search.by_image_file(Path(path), k, add=True)
+            except ModelNotAvailable:
+                raise
+            except AppError as problem:
+                if len(paths) == 1:
+                    raise
+                outcome.problems.append(str(problem))
+            else:
+                outcome.results = results
+                outcome.added += not results.already_there
+            context.progress(done, len(paths))
+    if outcome.added:
+        services.data_changed.emit("photos")
+    if outcome.results is None and outcome.problems:
+        raise AppError("None of the photos could be read: " + "; ".join(outcome.problems[:3]))
+    return outcome
+
+
+def add_folder(context: WorkerContext, services, folder: Path) -> IndexSummary:
+    """Index a folder; without a CLIP model the photos are still added (searchable once it is there)."""
+    try:
+        vision = services.clip_vision()
+    except ModelNotAvailable:
+        vision = None
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage == "indexing":
+            context.progress(done, total)
+
+    with services.connect() as conn:
+        try:
+            summary = PhotoIndexer(conn, vision, progress=progress,
+                                   cancel=lambda: context.cancelled).add_folder(folder)
+        finally:
+            services.data_changed.emit("photos")  # whatever was added so far is in the gallery
+    if summary.cancelled:
+        raise Cancelled(summary.describe())
+    return summary
+
+
+def find_duplicates(_context: WorkerContext, services, threshold: float = DUPLICATE_THRESHOLD) -> list[DuplicateGroup]:
+    vision = services.clip_vision()
+    with services.connect() as conn:
+        return PhotoSearch(conn, vision=vision).duplicates(threshold)

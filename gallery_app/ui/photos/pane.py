@@ -1,0 +1,334 @@
+"""The photos half of the window: the grid, the search box, and the ways photos come in.
+
+Every search and every import runs on a worker (``services.run``); the grid's rows and thumbnails load
+on demand. Without a CLIP model the grid still shows the photos, and the search box says what is
+missing and how to get it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QListView, QPushButton, QVBoxLayout, QWidget,
+)
+
+from gallery_app.core.errors import AppError, ModelNotAvailable
+from gallery_app.core.photos.indexer import IndexSummary
+from gallery_app.core.photos.library import PhotoRecord
+from gallery_app.core.photos.preparing import PHOTO_SUFFIXES, is_photo_file
+from gallery_app.core.photos.search import PhotoResults
+from gallery_app.ui.photos import jobs
+from gallery_app.ui.photos.camera import CameraDialog
+from gallery_app.ui.photos.duplicates import DuplicatesDialog
+from gallery_app.ui.photos.grid_model import THUMBNAIL_SIZE, PhotoGridModel
+from gallery_app.ui.photos.viewer import PhotoViewer
+from gallery_app.ui.workers import Worker
+
+SEARCH_PLACEHOLDER = "Search your photos by meaning, e.g. “snowy mountains” (Enter)"
+
+
+def count_text(count: int) -> str:
+    return f"{count:,} photo" + ("" if count == 1 else "s")
+
+
+class PhotoPane(QWidget):
+    """``PhotoPane(services)``: header with the count, search box, actions, and the grid."""
+
+    #: A search's results are on screen (text, similar, upload, camera).
+    results_shown = Signal(object)
+    #: The gallery's photo count, whenever it is (re)read.
+    count_changed = Signal(int)
+    #: None when photo search can run; else the ModelNotAvailable saying what is missing.
+    clip_checked = Signal(object)
+    #: A folder was indexed (IndexSummary), or the indexing stopped.
+    folder_added = Signal(object)
+    #: Something the person should read (also shown in the pane's status line).
+    problem = Signal(str)
+
+    def __init__(self, services, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.services = services
+        self.clip_problem: ModelNotAvailable | None = None
+        self.viewer: PhotoViewer | None = None
+        self.camera_dialog: CameraDialog | None = None
+        self.duplicates_dialog: DuplicatesDialog | None = None
+        self._search_serial = 0
+        self._pending_click: int | None = None
+
+        self.header = QLabel(count_text(0))
+        self.header.setTextFormat(Qt.TextFormat.PlainText)
+        font = self.header.font()
+        font.setPointSizeF(font.pointSizeF() * 1.25)
+        font.setBold(True)
+        self.header.setFont(font)
+
+        self.search_box = QLineEdit()
+        self.search_box.setPlaceholderText(SEARCH_PLACEHOLDER)
+        self.search_box.setClearButtonEnabled(True)
+        self.search_box.returnPressed.connect(lambda: self.search_text(self.search_box.text()))
+        self.search_box.textChanged.connect(self._search_text_changed)
+        escape = QAction(self.search_box)
+        escape.setShortcut(QKeySequence(Qt.Key.Key_Escape))
+        escape.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        escape.triggered.connect(self._escape)
+        self.search_box.addAction(escape)
+
+        self.all_button = QPushButton("All photos")
+        self.all_button.clicked.connect(self._escape)
+        self.add_folder_button = QPushButton("Add folder…")
+        self.add_folder_button.clicked.connect(self.choose_folder)
+        self.upload_button = QPushButton("Upload photo…")
+        self.upload_button.clicked.connect(self.choose_uploads)
+        self.camera_button = QPushButton("Camera…")
+        self.camera_button.clicked.connect(self.open_camera)
+        self.duplicates_button = QPushButton("Duplicates")
+        self.duplicates_button.clicked.connect(self.show_duplicates)
+
+        self.status_line = QLabel(" ")
+        self.status_line.setWordWrap(True)
+        self.status_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.model = PhotoGridModel(services, self)
+        self.model.total_changed.connect(self._count_read)
+        self.model.thumbnail_failed.connect(lambda text: self.services.message.emit(text))
+        self.model.error.connect(self._show_error)
+        self.view = QListView()
+        self.view.setViewMode(QListView.ViewMode.IconMode)
+        self.view.setResizeMode(QListView.ResizeMode.Adjust)
+        self.view.setMovement(QListView.Movement.Static)
+        self.view.setUniformItemSizes(True)
+        self.view.setLayoutMode(QListView.LayoutMode.Batched)  # lay out big pages in steps, not all at once
+        self.view.setBatchSize(200)
+        self.view.setIconSize(QSize(THUMBNAIL_SIZE, THUMBNAIL_SIZE))
+        self.view.setGridSize(QSize(THUMBNAIL_SIZE + 24, THUMBNAIL_SIZE + 40))
+        self.view.setWordWrap(True)
+        self.view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.view.setSelectionMode(QListView.SelectionMode.SingleSelection)
+        self.view.setModel(self.model)
+        self.view.clicked.connect(self._clicked)
+        self.view.doubleClicked.connect(self._double_clicked)
+        self._click_timer = QTimer(self)
+        self._click_timer.setSingleShot(True)
+        self._click_timer.timeout.connect(self._single_click)
+
+        actions = QHBoxLayout()
+        actions.addWidget(self.search_box, 1)
+        for button in (self.all_button, self.add_folder_button, self.upload_button, self.camera_button,
+                       self.duplicates_button):
+            actions.addWidget(button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.header)
+        layout.addLayout(actions)
+        layout.addWidget(self.status_line)
+        layout.addWidget(self.view, 1)
+        self.setAcceptDrops(True)
+
+        services.data_changed.connect(self._data_changed)
+        services.models_reset.connect(self._check_clip)
+        self.model.show_all()
+        self._check_clip()
+
+    # --- public API ------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Re-read the count (and the rows when all photos are shown) after the gallery changed."""
+        self.model.refresh()
+
+    def show_all(self) -> None:
+        self._search_serial += 1  # results still on their way are no longer wanted
+        self.model.show_all()
+        self.status_line.setText(" ")
+
+    def search_text(self, query: str) -> Worker | None:
+        query = query.strip()
+        if not query:
+            self.show_all()
+            return None
+        if self.search_box.text().strip() != query:
+            self.search_box.setText(query)
+        self.status_line.setText(f"Searching for “{query}”…")
+        return self._search(Worker(jobs.search_text, self.services, query))
+
+    def show_similar(self, photo_id: int) -> Worker:
+        self.status_line.setText("Looking for similar photos…")
+        return self._search(Worker(jobs.search_similar, self.services, int(photo_id)))
+
+    def upload(self, paths: list[Path]) -> Worker | None:
+        """Search by each photo and add it to the gallery (Upload photo…, or files dropped on the window)."""
+        paths = [Path(p) for p in paths]
+        photos = [p for p in paths if is_photo_file(p)]
+        if not photos:
+            self._show_error(AppError("These files are not photos this app can read.",
+                                      hint="Choose JPEG, PNG, WebP, HEIC or similar image files."))
+            return None
+        label = f"Adding {photos[0].name}" if len(photos) == 1 else f"Adding {len(photos)} photos"
+        self.status_line.setText(label + "…")
+        worker = Worker(jobs.upload, self.services, photos)
+        worker.signals.result.connect(self._upload_done)
+        return self._search(worker, label=label, show_result=False)
+
+    def add_folder(self, path: Path | str) -> Worker:
+        folder = Path(path)
+        worker = Worker(jobs.add_folder, self.services, folder)
+        worker.signals.progress.connect(
+            lambda done, total: self.status_line.setText(f"Adding photos from {folder.name}: {done} of {total}"))
+        worker.signals.result.connect(self._folder_done)
+        worker.signals.error.connect(self._show_error)
+        worker.signals.cancelled.connect(lambda: self._folder_done(None))
+        self.status_line.setText(f"Adding photos from {folder}…")
+        return self.services.run(worker, f"Adding photos from {folder.name or folder}")
+
+    def open_camera(self) -> CameraDialog:
+        if self.camera_dialog is not None:
+            self.camera_dialog.close()
+            self.camera_dialog.deleteLater()
+        dialog = CameraDialog(self.services, self)
+        dialog.results_ready.connect(self._results_ready)
+        dialog.open()
+        self.camera_dialog = dialog
+        return dialog
+
+    def show_duplicates(self) -> DuplicatesDialog:
+        if self.duplicates_dialog is not None:
+            self.duplicates_dialog.close()
+            self.duplicates_dialog.deleteLater()
+        dialog = DuplicatesDialog(self.services, self)
+        dialog.photo_activated.connect(self.open_viewer)
+        dialog.show()
+        self.duplicates_dialog = dialog
+        return dialog
+
+    def open_viewer(self, photo: PhotoRecord) -> PhotoViewer:
+        if self.viewer is not None:
+            self.viewer.close()
+            self.viewer.deleteLater()
+        viewer = PhotoViewer(self.services, photo, self)
+        viewer.similar_requested.connect(self.show_similar)
+        viewer.show()
+        self.viewer = viewer
+        return viewer
+
+    def choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Add a folder of photos", str(Path.home()))
+        if folder:
+            self.add_folder(folder)
+
+    def choose_uploads(self) -> None:
+        patterns = " ".join(f"*{suffix}" for suffix in sorted(PHOTO_SUFFIXES))
+        files, _ = QFileDialog.getOpenFileNames(self, "Search by a photo (and add it)", str(Path.home()),
+                                                f"Photos ({patterns})")
+        if files:
+            self.upload([Path(f) for f in files])
+
+    def shutdown(self) -> None:
+        """Close dialogs and wait for the thumbnail threads (the window calls it when it closes)."""
+        self._click_timer.stop()
+        for dialog in (self.camera_dialog, self.viewer, self.duplicates_dialog):
+            if dialog is not None:
+                dialog.close()
+        self.model.shutdown()
+
+    # --- searching -------------------------------------------------------------------------------
+    def _search(self, worker: Worker, *, label: str | None = None, show_result: bool = True) -> Worker:
+        self._search_serial += 1
+        serial = self._search_serial
+        if show_result:
+            worker.signals.result.connect(lambda results: self._results_ready(results, serial))
+        worker.signals.error.connect(lambda error: self._search_failed(error, serial))
+        return self.services.run(worker, label)
+
+    def _results_ready(self, results: PhotoResults, serial: int | None = None) -> None:
+        if serial is not None and serial != self._search_serial:
+            return  # a newer search (or "All photos") came after this one
+        self.model.show_results(results)
+        self.view.scrollToTop()
+        self.status_line.setText(f"{results.describe()} — {results.query}")
+        self.results_shown.emit(results)
+
+    def _upload_done(self, outcome: jobs.UploadOutcome) -> None:
+        if outcome.results is not None:
+            self._results_ready(outcome.results)
+            self.status_line.setText(outcome.describe())
+
+    def _search_failed(self, error: AppError, serial: int) -> None:
+        if serial == self._search_serial:
+            self._show_error(error)
+
+    def _show_error(self, error: AppError) -> None:
+        if isinstance(error, ModelNotAvailable):
+            self._clip_state(error)
+        self.status_line.setText(str(error))
+        self.problem.emit(str(error))
+
+    # --- CLIP availability -------------------------------------------------------------------------
+    def _check_clip(self) -> None:
+        worker = Worker(jobs.clip_missing, self.services)
+        worker.signals.result.connect(self._clip_state)
+        self.services.run(worker)
+
+    def _clip_state(self, missing: ModelNotAvailable | None) -> None:
+        self.clip_problem = missing
+        if missing is None:
+            self.search_box.setPlaceholderText(SEARCH_PLACEHOLDER)
+            self.search_box.setToolTip("")
+        else:
+            hint = f" {missing.hint}" if missing.hint else ""
+            self.search_box.setPlaceholderText(f"Search by meaning needs the CLIP model.{hint}")
+            self.search_box.setToolTip(f"{missing.message}{hint}")
+            self.status_line.setText(f"Photos are shown, but searching them needs the CLIP model: "
+                                     f"{missing.message}{hint}")
+        self.clip_checked.emit(missing)
+
+    # --- reactions ---------------------------------------------------------------------------------
+    def _count_read(self, count: int) -> None:
+        self.header.setText(count_text(count))
+        self.count_changed.emit(count)
+
+    def _data_changed(self, what: str) -> None:
+        if what == "photos":
+            self.refresh()
+
+    def _folder_done(self, summary: IndexSummary | None) -> None:
+        text = summary.describe() if summary is not None else "Stopped adding photos; those added so far are kept."
+        self.status_line.setText(text)
+        self.services.message.emit(text)
+        self.folder_added.emit(summary)
+
+    def _search_text_changed(self, text: str) -> None:
+        if not text and self.model.showing_results:
+            self.show_all()  # the clear button
+
+    def _escape(self) -> None:
+        self.search_box.blockSignals(True)
+        self.search_box.clear()
+        self.search_box.blockSignals(False)
+        self.show_all()
+
+    def _clicked(self, index) -> None:
+        # Wait out the double-click interval: a double-click opens the viewer instead.
+        self._pending_click = index.data(PhotoGridModel.IdRole)
+        self._click_timer.start(QApplication.doubleClickInterval())
+
+    def _single_click(self) -> None:
+        if self._pending_click is not None:
+            self.show_similar(self._pending_click)
+            self._pending_click = None
+
+    def _double_clicked(self, index) -> None:
+        self._click_timer.stop()
+        self._pending_click = None
+        photo = index.data(PhotoGridModel.PhotoRole)
+        if photo is not None:
+            self.open_viewer(photo)
+
+    # --- drops -------------------------------------------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if any(is_photo_file(Path(url.toLocalFile())) for url in event.mimeData().urls() if url.isLocalFile()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = [Path(url.toLocalFile()) for url in event.mimeData().urls() if url.isLocalFile()]
+        if self.upload(paths) is not None:
+            event.acceptProposedAction()

@@ -1,0 +1,143 @@
+"""File → Settings…: data folder, model per role, CPU threads, LLM context, answer length, passages.
+
+OK writes the settings with ``Settings.save()`` (QSettings). Models are released when a model
+choice, the thread count or the context size changed, so the next use loads them with the new
+values; the data folder takes effect at the next start (the open database stays where it is).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+from PySide6.QtWidgets import (
+    QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
+    QSpinBox, QVBoxLayout, QWidget,
+)
+
+from gallery_app.core import paths
+from gallery_app.core.models.catalog import CANDIDATES
+from gallery_app.core.models.specs import Role
+from gallery_app.ui.settings import Settings
+
+AUTOMATIC = "Automatic"
+
+#: Settings whose change makes loaded models stale.
+MODEL_FIELDS = ("text_embedder", "chat_llm", "clip_text", "clip_vision", "cpu_threads", "llm_context")
+
+ROLE_LABELS = {
+    Role.TEXT_EMBEDDER: "Message search model",
+    Role.CHAT_LLM: "Answer model",
+    Role.CLIP_TEXT: "Photo search (text) model",
+    Role.CLIP_VISION: "Photo search (images) model",
+}
+
+
+def field_for(role: Role) -> str:
+    return role.value.replace("-", "_")
+
+
+class SettingsDialog(QDialog):
+    def __init__(self, services, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.services = services
+        self.setWindowTitle("Settings")
+        self.original: Settings = replace(services.settings)
+
+        self.data_folder = QLineEdit(self.original.data_folder)
+        self.data_folder.setPlaceholderText(str(paths.data_dir(create=False)))
+        browse = QPushButton("Choose…")
+        browse.clicked.connect(self._choose_folder)
+        folder_row = QHBoxLayout()
+        folder_row.addWidget(self.data_folder, 1)
+        folder_row.addWidget(browse)
+        folder_note = QLabel("A new data folder takes effect after you restart the app.")
+        folder_note.setWordWrap(True)
+        if os.environ.get(paths.DATA_DIR_ENV):
+            folder_note.setText(folder_note.text() + f" ({paths.DATA_DIR_ENV} is set and takes precedence.)")
+
+        form = QFormLayout()
+        form.addRow("Data folder", folder_row)
+        form.addRow("", folder_note)
+
+        self.model_combos: dict[Role, QComboBox] = {}
+        for role in Role:
+            combo = QComboBox()
+            combo.addItem(AUTOMATIC, "")
+            for spec in CANDIDATES.get(role, ()):
+                size = f" — {spec.size / 1e6:,.0f} MB" if spec.size else ""
+                combo.addItem(f"{spec.name}{size}", spec.key)
+            current = self.original.model_setting(role) or ""
+            index = combo.findData(current)
+            if index < 0 and current:  # a file or folder set elsewhere (CLI, hand-edited): keep it selectable
+                combo.addItem(current, current)
+                index = combo.count() - 1
+            combo.setCurrentIndex(max(0, index))
+            combo.setToolTip(f"Automatic: the first {role.value} model on this computer, else the download.")
+            self.model_combos[role] = combo
+            form.addRow(ROLE_LABELS.get(role, role.value), combo)
+
+        self.cpu_threads = self._spin(0, os.cpu_count() or 64, self.original.cpu_threads, special=AUTOMATIC)
+        self.llm_context = self._spin(512, 32_768, self.original.llm_context, step=512, suffix=" tokens")
+        self.answer_tokens = self._spin(16, 2048, self.original.answer_tokens, step=16, suffix=" tokens")
+        self.passages = self._spin(1, 20, self.original.passages)
+        form.addRow("CPU threads", self.cpu_threads)
+        form.addRow("LLM context size", self.llm_context)
+        form.addRow("Answer length", self.answer_tokens)
+        form.addRow("Passages per question", self.passages)
+
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+                                   | QDialogButtonBox.StandardButton.RestoreDefaults)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(self.restore_defaults)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(buttons)
+
+    @staticmethod
+    def _spin(low: int, high: int, value: int, *, step: int = 1, suffix: str = "", special: str | None = None) -> QSpinBox:
+        spin = QSpinBox()
+        spin.setRange(low, high)
+        spin.setSingleStep(step)
+        spin.setSuffix(suffix)
+        if special:
+            spin.setSpecialValueText(special)  # shown for the minimum (0 = automatic)
+        spin.setValue(min(max(value, low), high))
+        return spin
+
+    def _choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Data folder", self.data_folder.text() or str(paths.data_dir()))
+        if folder:
+            self.data_folder.setText(folder)
+
+    def restore_defaults(self) -> None:
+        self._show(Settings())
+
+    def _show(self, settings: Settings) -> None:
+        self.data_folder.setText(settings.data_folder)
+        for role, combo in self.model_combos.items():
+            combo.setCurrentIndex(max(0, combo.findData(settings.model_setting(role) or "")))
+        self.cpu_threads.setValue(settings.cpu_threads)
+        self.llm_context.setValue(settings.llm_context)
+        self.answer_tokens.setValue(settings.answer_tokens)
+        self.passages.setValue(settings.passages)
+
+    def chosen(self) -> Settings:
+        """The settings as the dialog shows them (nothing is saved until OK)."""
+        values = {field_for(role): combo.currentData() or "" for role, combo in self.model_combos.items()}
+        return replace(self.original, data_folder=self.data_folder.text().strip(),
+                       cpu_threads=self.cpu_threads.value(), llm_context=self.llm_context.value(),
+                       answer_tokens=self.answer_tokens.value(), passages=self.passages.value(), **values)
+
+    def accept(self) -> None:
+        new = self.chosen()
+        models_changed = any(getattr(new, name) != getattr(self.original, name) for name in MODEL_FIELDS)
+        new.save()
+        # The services keep the same Settings object (panes hold it): update it in place.
+        for name, value in vars(new).items():
+            setattr(self.services.settings, name, value)
+        if models_changed:
+            self.services.release_models()
+        super().accept()

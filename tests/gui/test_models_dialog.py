@@ -1,0 +1,225 @@
+"""The models dialog: a missing model, a download from a local fake hub (progress, cancel, resume), a wrong local file."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from gallery_app.core.models import catalog, sources
+from gallery_app.core.models.specs import HUB_ENDPOINT_ENV, ModelFile, ModelSpec, Role, Runtime
+from gallery_app.ui.models_dialog import MISSING, READY, ModelsDialog, check_models, needs_attention
+from gallery_app.ui.services import Services
+
+pytestmark = pytest.mark.timeout(40)
+
+PAYLOAD = bytes(range(256)) * 4096  # 1 MiB
+BLOCK = 64 * 1024
+
+
+def tiny_vision_spec() -> ModelSpec:
+    return ModelSpec(
+        key="tiny-vision-test", role=Role.CLIP_VISION, name="Tiny vision tower", runtime=Runtime.ONNX,
+        files=(ModelFile("vision_model.onnx", len(PAYLOAD), hashlib.sha256(PAYLOAD).hexdigest(),
+                         repo_path="onnx/vision_model.onnx"),),
+        licence="MIT", dims=4, hf_repo="tester/tiny-vision", revision="0" * 40)
+
+
+class SlowHub:
+    """Serves PAYLOAD at any path, 64 KiB at a time with a pause between blocks; honours Range."""
+
+    def __init__(self, delay: float):
+        self.delay = delay
+        self.ranges: list[str | None] = []
+        hub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_HEAD(self):
+                self._answer(body=False)
+
+            def do_GET(self):
+                self._answer(body=True)
+
+            def _answer(self, body: bool):
+                requested = self.headers.get("Range")
+                hub.ranges.append(requested)
+                start = 0
+                match = re.match(r"bytes=(\d+)-", requested or "")
+                if match:
+                    start = int(match.group(1))
+                    self.send_response(206)
+                    self.send_header("Content-Range", f"bytes {start}-{len(PAYLOAD) - 1}/{len(PAYLOAD)}")
+                else:
+                    self.send_response(200)
+                self.send_header("Content-Length", str(len(PAYLOAD) - start))
+                self.send_header("Accept-Ranges", "bytes")
+                self.end_headers()
+                if not body:
+                    return
+                try:
+                    for offset in range(start, len(PAYLOAD), BLOCK):
+                        self.wfile.write(PAYLOAD[offset:offset + BLOCK])
+                        self.wfile.flush()
+                        time.sleep(hub.delay)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+@pytest.fixture
+def slow_hub(monkeypatch):
+    hub = SlowHub(delay=0.05)
+    hub.thread.start()
+    monkeypatch.setenv(HUB_ENDPOINT_ENV, hub.endpoint)
+    yield hub
+    hub.server.shutdown()
+    hub.server.server_close()
+
+
+@pytest.fixture
+def tiny_clip(monkeypatch):
+    """clip-vision's only candidate is a 1 MiB model the fake hub serves."""
+    spec = tiny_vision_spec()
+    monkeypatch.setitem(catalog.CANDIDATES, Role.CLIP_VISION, (spec,))
+    monkeypatch.setitem(catalog.ALL_SPECS, spec.key, spec)
+    return spec
+
+
+@pytest.fixture
+def dialog(qtbot):
+    services = Services()
+    created = []
+
+    def make() -> ModelsDialog:
+        window = ModelsDialog(services)
+        qtbot.addWidget(window)
+        created.append(window)
+        return window
+
+    yield services, make
+    for window in created:
+        window.shutdown()
+
+
+def open_dialog(qtbot, make) -> ModelsDialog:
+    window = make()
+    qtbot.waitUntil(lambda: bool(window.states), timeout=15_000)
+    return window
+
+
+def test_a_missing_clip_model_is_listed_with_download_and_local_file(qtbot, dialog):
+    services, make = dialog
+    window = open_dialog(qtbot, make)
+    state = window.state(Role.CLIP_VISION)
+    assert state is not None and state.status == MISSING and state.where == "not on this computer"
+    assert needs_attention(window.states)
+    row = window.states.index(state)
+    texts = [window.table.item(row, c).text() for c in range(6)]
+    assert texts[0] == "clip-vision" and "CLIP" in texts[1] and "MB" in texts[2] and texts[3] == "MIT"
+    assert texts[5] == MISSING
+    actions = window.actions(Role.CLIP_VISION)
+    assert not actions.download.isHidden() and "352 MB" in actions.download.text()
+    assert not actions.local.isHidden()
+    # With the offline packages installed, the chat roles are ready without any download.
+    embedder = window.state(Role.TEXT_EMBEDDER)
+    if embedder.usable:
+        assert embedder.where in ("installed package", "models folder")
+        assert window.actions(Role.TEXT_EMBEDDER).download.isHidden()
+
+
+def test_download_from_the_hub_shows_progress_then_ready(qtbot, dialog, tiny_clip, slow_hub):
+    services, make = dialog
+    window = open_dialog(qtbot, make)
+    assert window.state(Role.CLIP_VISION).status == MISSING
+    seen = []
+    with qtbot.waitSignal(services.models_reset, timeout=20_000):
+        worker = window.download(Role.CLIP_VISION)
+        worker.signals.progress.connect(lambda done, total: seen.append((done, total)))
+        qtbot.waitUntil(lambda: window.actions(Role.CLIP_VISION).progress.value() > 0, timeout=10_000)
+    qtbot.waitUntil(lambda: window.state(Role.CLIP_VISION).status == READY, timeout=15_000)
+    assert seen and seen[-1] == (len(PAYLOAD), len(PAYLOAD))
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert window.state(Role.CLIP_VISION).where == "models folder"
+    assert window.actions(Role.CLIP_VISION).download.isHidden()
+    assert (sources.model_folder(tiny_clip) / "vision_model.onnx").read_bytes() == PAYLOAD
+
+
+def test_cancel_keeps_the_part_and_the_next_download_resumes(qtbot, dialog, tiny_clip, slow_hub):
+    services, make = dialog
+    window = open_dialog(qtbot, make)
+    worker = window.download(Role.CLIP_VISION)
+    qtbot.waitUntil(lambda: window.actions(Role.CLIP_VISION).progress.value() > 100, timeout=10_000)
+    with qtbot.waitSignal(window.job_finished, timeout=10_000) as finished:
+        window.actions(Role.CLIP_VISION).cancel.click()
+    assert finished.args == ["clip-vision", "cancelled"]
+    assert worker.is_cancelled
+    part = sources.model_folder(tiny_clip) / "vision_model.onnx.part"
+    assert part.is_file() and 0 < part.stat().st_size < len(PAYLOAD)
+    assert "continues where it stopped" in window.actions(Role.CLIP_VISION).note.text()
+    qtbot.waitUntil(lambda: window._checker is None, timeout=10_000)
+    assert window.state(Role.CLIP_VISION).status == MISSING
+
+    slow_hub.delay = 0.0
+    with qtbot.waitSignal(window.job_finished, timeout=15_000) as finished:
+        window.download(Role.CLIP_VISION)
+    assert finished.args == ["clip-vision", READY]
+    assert slow_hub.ranges[-1] is not None and slow_hub.ranges[-1].startswith("bytes=")  # resumed, not restarted
+    qtbot.waitUntil(lambda: window.state(Role.CLIP_VISION).status == READY, timeout=10_000)
+
+
+def test_a_wrong_local_file_gets_a_clear_error(qtbot, dialog, tmp_path):
+    services, make = dialog
+    window = open_dialog(qtbot, make)
+    wrong = tmp_path / "holiday.jpg"
+    wrong.write_bytes(b"not a model at all")
+    window.choose_files = lambda spec: [str(wrong)]
+    with qtbot.waitSignal(window.job_finished, timeout=10_000) as finished:
+        window.use_local_file(Role.CLIP_VISION)
+    assert finished.args == ["clip-vision", "error"]
+    note = window.actions(Role.CLIP_VISION).note.text()
+    assert "is not CLIP ViT-B/32 vision tower" in note and "Traceback" not in note
+    assert window.last_error == note
+    qtbot.waitUntil(lambda: window._checker is None, timeout=10_000)
+    assert window.state(Role.CLIP_VISION).status == MISSING
+
+
+def test_a_local_file_for_a_two_file_model_needs_both_names(qtbot, dialog, tmp_path):
+    services, make = dialog
+    window = open_dialog(qtbot, make)
+    window.choose_files = lambda spec: [str(tmp_path / "text_model.onnx")]
+    assert window.use_local_file(Role.CLIP_TEXT) is None
+    assert "text_model.onnx, tokenizer.json" in window.actions(Role.CLIP_TEXT).note.text()
+
+
+def test_the_right_local_file_is_used(qtbot, dialog, tiny_clip, tmp_path):
+    services, make = dialog
+    window = open_dialog(qtbot, make)
+    right = tmp_path / "downloaded-elsewhere.onnx"
+    right.write_bytes(PAYLOAD)
+    window.choose_files = lambda spec: [str(right)]
+    with qtbot.waitSignal(services.models_reset, timeout=10_000):
+        window.use_local_file(Role.CLIP_VISION)
+    qtbot.waitUntil(lambda: window.state(Role.CLIP_VISION).status == READY, timeout=10_000)
+    assert window.state(Role.CLIP_VISION).where == "file you chose"
+
+
+def test_check_models_follows_the_settings_choice(monkeypatch):
+    from gallery_app.ui.settings import Settings
+
+    states = {s.role: s for s in check_models(settings=Settings(chat_llm="qwen2.5-0.5b-instruct-q4_k_m"))}
+    assert states[Role.CHAT_LLM].spec.key == "qwen2.5-0.5b-instruct-q4_k_m"
+    assert states[Role.CHAT_LLM].status == MISSING

@@ -1,0 +1,81 @@
+"""The settings dialog: what it shows, what OK saves (QSettings round trip), when models are released."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QDialogButtonBox
+
+from gallery_app.core.models.specs import Role
+from gallery_app.ui.services import Services
+from gallery_app.ui.settings import Settings
+from gallery_app.ui.settings_dialog import AUTOMATIC, SettingsDialog
+
+pytestmark = pytest.mark.timeout(40)
+
+
+def make_dialog(qtbot, services):
+    dialog = SettingsDialog(services)
+    qtbot.addWidget(dialog)
+    return dialog
+
+
+def test_shows_the_current_settings_with_automatic_models(qtbot):
+    services = Services(Settings(cpu_threads=2, passages=6))
+    dialog = make_dialog(qtbot, services)
+    assert dialog.model_combos[Role.CHAT_LLM].currentText() == AUTOMATIC
+    keys = [dialog.model_combos[Role.CHAT_LLM].itemData(i) for i in range(dialog.model_combos[Role.CHAT_LLM].count())]
+    assert keys[0] == "" and "smollm2-135m-instruct-q4_1" in keys and "qwen2.5-0.5b-instruct-q4_k_m" in keys
+    assert dialog.cpu_threads.value() == 2 and dialog.passages.value() == 6
+    dialog.cpu_threads.setValue(0)
+    assert dialog.cpu_threads.text() == AUTOMATIC
+    from PySide6.QtWidgets import QLabel
+    assert any("after you restart" in label.text() for label in dialog.findChildren(QLabel))
+
+
+def test_ok_saves_through_qsettings_and_releases_models_when_they_changed(qtbot, tmp_path):
+    services = Services(Settings.load())
+    dialog = make_dialog(qtbot, services)
+    combo = dialog.model_combos[Role.CHAT_LLM]
+    combo.setCurrentIndex(combo.findData("smollm2-135m-instruct-q4_1"))
+    dialog.data_folder.setText(str(tmp_path / "elsewhere"))
+    dialog.cpu_threads.setValue(1)
+    dialog.llm_context.setValue(2048)
+    dialog.answer_tokens.setValue(200)
+    dialog.passages.setValue(7)
+    with qtbot.waitSignal(services.models_reset, timeout=2000):
+        dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok).click()
+    loaded = Settings.load()
+    assert loaded == Settings(data_folder=str(tmp_path / "elsewhere"), chat_llm="smollm2-135m-instruct-q4_1",
+                              cpu_threads=1, llm_context=2048, answer_tokens=200, passages=7)
+    assert services.settings == loaded  # the shared object is updated in place
+
+
+def test_only_answer_settings_changed_keeps_the_models(qtbot):
+    services = Services(Settings.load())
+    dialog = make_dialog(qtbot, services)
+    dialog.answer_tokens.setValue(64)
+    dialog.passages.setValue(3)
+    released = []
+    services.models_reset.connect(lambda: released.append(True))
+    dialog.accept()
+    assert not released
+    assert Settings.load().answer_tokens == 64 and Settings.load().passages == 3
+
+
+def test_cancel_saves_nothing_and_defaults_can_be_restored(qtbot):
+    Settings(passages=9, chat_llm="smollm2-135m-instruct-q4_1").save()
+    services = Services(Settings.load())
+    dialog = make_dialog(qtbot, services)
+    assert dialog.model_combos[Role.CHAT_LLM].currentData() == "smollm2-135m-instruct-q4_1"
+    dialog.restore_defaults()
+    assert dialog.chosen() == Settings()
+    dialog.reject()
+    assert Settings.load().passages == 9
+
+
+def test_a_model_path_set_elsewhere_stays_selectable(qtbot, tmp_path):
+    path = str(tmp_path / "my-model.gguf")
+    services = Services(Settings(chat_llm=path))
+    dialog = make_dialog(qtbot, services)
+    assert dialog.model_combos[Role.CHAT_LLM].currentData() == path
+    assert dialog.chosen().chat_llm == path
