@@ -48,7 +48,6 @@ import argparse
 import json
 import statistics
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence

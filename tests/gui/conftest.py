@@ -21,3 +21,15 @@ def private_settings(tmp_path, qapp):
 def no_threads_left_behind(qapp):
     yield
     assert QThreadPool.globalInstance().waitForDone(20_000), "a worker was still running after the test"
+
+
+@pytest.fixture
+def services():
+    """The window's shared services, with every worker finished and model released afterwards."""
+    from gallery_app.ui.services import Services
+
+    made = Services()
+    yield made
+    made.workers.cancel_all()
+    made.workers.wait()
+    made.release_models()

@@ -7,7 +7,6 @@ in memory on little-endian machines) is read as it really is.
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
 import sys
@@ -24,7 +23,6 @@ from gallery_app.core.store import open_store
 from gallery_app.ui.photos import PhotoPane, jobs
 from gallery_app.ui.photos.camera import NO_CAMERA, pick_camera_format
 from gallery_app.ui.qt_pixels import pixel_buffer_from_qimage
-from gallery_app.ui.services import Services
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo" / "photos"
 
@@ -49,21 +47,10 @@ out.close()
 
 @pytest.fixture(scope="session")
 def coffee_video(tmp_path_factory) -> Path:
-    if importlib.util.find_spec("av") is None:
-        pytest.skip("PyAV (pip install av) writes the test video")
     target = tmp_path_factory.mktemp("video") / "coffee.mp4"
     subprocess.run([sys.executable, "-c", _WRITE_VIDEO, str(DEMO / "coffee.png"), str(target)],
                    check=True, timeout=60)
     return target
-
-
-@pytest.fixture
-def services():
-    made = Services()
-    yield made
-    made.workers.cancel_all()
-    made.workers.wait()
-    made.release_models()
 
 
 @pytest.fixture

@@ -16,7 +16,6 @@ from gallery_app.core.photos import library
 from gallery_app.core.photos.indexer import PhotoIndexer
 from gallery_app.core.store import atomic, open_store
 from gallery_app.ui.photos import PhotoGridModel, PhotoPane
-from gallery_app.ui.services import Services
 
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo" / "photos"
 DEMO_COUNT = len([p for p in DEMO.iterdir() if p.suffix in (".png", ".jpg")])
@@ -46,15 +45,6 @@ def _make_pane(qtbot, services) -> PhotoPane:
     pane.resize(900, 700)
     pane.show()
     return pane
-
-
-@pytest.fixture
-def services():
-    made = Services()
-    yield made
-    made.workers.cancel_all()
-    made.workers.wait()
-    made.release_models()
 
 
 @pytest.fixture

@@ -18,18 +18,10 @@ from gallery_app.core.photos.photo_vectors import stored_vectors, vector_rowids
 from gallery_app.core.photos.preparing import model_input
 from gallery_app.core.photos.thumbnails import thumbnail_path
 from gallery_app.core.photos.decode import decode_image
-from gallery_app.core.store import open_store
 from tests.unit.test_photo_decode import EXPECTED_SKIPS, META, PHOTOS
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # Pillow warns about the broken fixtures
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo" / "photos"
-
-
-@pytest.fixture
-def store():
-    conn = open_store()
-    yield conn
-    conn.close()
 
 
 def expected_vector(path: Path, weights: np.ndarray) -> np.ndarray:

@@ -22,18 +22,6 @@ def unit_rows(n: int, dims: int, seed: int = 0) -> np.ndarray:
     return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
-@pytest.fixture
-def db_path(tmp_path):
-    return tmp_path / "gallery.db"
-
-
-@pytest.fixture
-def store(db_path):
-    conn = open_store(db_path)
-    yield conn
-    conn.close()
-
-
 def test_connection_has_wal_foreign_keys_and_sqlite_vec(store):
     assert store.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert store.execute("PRAGMA foreign_keys").fetchone()[0] == 1

@@ -39,18 +39,6 @@ def empty_cache():
 
 
 @pytest.fixture
-def db_path(tmp_path):
-    return tmp_path / "gallery.db"
-
-
-@pytest.fixture
-def store(db_path):
-    conn = open_store(db_path)
-    yield conn
-    conn.close()
-
-
-@pytest.fixture
 def filled(store):
     table = ensure_vector_table(store, "chunks", MODEL, DIMS, metadata=META)
     ids = list(range(1, 1501))
