@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS := $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: run test test-fast bench random-clip lint venv system-deps clean screenshot package install-desktop
+.PHONY: run test test-fast bench random-clip lint venv system-deps clean screenshots package install-desktop
 
 $(STAMP): pyproject.toml requirements/offline-models.txt requirements/constraints.txt
 	@scripts/system-deps.sh
@@ -41,10 +41,10 @@ random-clip: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/python -m pytest tests/unit/test_layering.py -q
 
-screenshot: $(STAMP)
+# The real window on the demo data under Xvfb: the chat with an answer and its passages, and the photo grid.
+screenshots: $(STAMP)
 	@scripts/system-deps.sh --with-xvfb
-	GALLERY_APP_DATA_DIR=$${GALLERY_APP_DATA_DIR:-$$(mktemp -d)} xvfb-run -a -s "-screen 0 1400x900x24" \
-		$(BIN)/gallery-app --screenshot docs/screenshot.png
+	GALLERY_APP_DATA_DIR=$$(mktemp -d) xvfb-run -a -s "-screen 0 1400x1100x24" $(BIN)/python scripts/screenshots.py docs
 
 # The application menu entry and icon for this user, starting this checkout's .venv (or, with
 # DESKTOP_TARGET=--bundle, the bundle from `make package`). Undo: packaging/install-desktop-entry.sh --uninstall

@@ -102,7 +102,7 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         self._action(file_menu, "Open &data folder",
                      lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(paths.data_dir()))))
-        self._action(file_menu, "&Settings…", self.show_settings, QKeySequence.StandardKey.Preferences)
+        self._action(file_menu, "&Settings…", self.show_settings, "Ctrl+,")
         file_menu.addSeparator()
         self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from types import GeneratorType
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from gallery_app.core.errors import AppError, Cancelled
@@ -65,6 +66,8 @@ class Worker(QRunnable):
 
     def run(self) -> None:
         signals = self.signals
+        if not shiboken6.isValid(signals):
+            return  # its owner went away (the window closed) before the pool got to it: nobody to tell
         signals.started.emit()
         context = WorkerContext(signals, self._cancel_event)
         try:

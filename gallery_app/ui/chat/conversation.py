@@ -140,7 +140,7 @@ class PassageCard(QFrame):
         layout.setContentsMargins(10, 6, 10, 6)
         layout.setSpacing(2)
         heading = (f"<b>{_escape(match.chat_title)}</b> · {nice_day(match.day)} · "
-                   f"similarity {match.similarity:.2f}")
+                   f"similarity {match.similarity:.3f}")
         self.heading = _label(heading, rich=True, selectable=False)
         layout.addWidget(self.heading)
         lines = (match.excerpt or match.text).split("\n")

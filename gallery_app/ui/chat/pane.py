@@ -336,6 +336,8 @@ class ChatPane(QWidget):
                 turn.set_text("No answer was written.")
             turn.set_status("")
         elif isinstance(event, str):
+            if not turn.streamed_text():
+                self.services.message.emit("")  # "Loading the language model…" is over
             turn.append(event)
 
     def _ask_failed(self, error: AppError) -> None:
