@@ -112,3 +112,24 @@ def test_the_gui_thread_never_stalls_during_a_chat_import_and_a_folder_index(qtb
     with capsys.disabled():  # the figure the issue asks to see
         print("\nlongest GUI-thread gap: " + ", ".join(f"{name} {gap:.1f} ms" for name, gap in gaps.items()))
     assert max(gaps.values()) < MAX_GAP_MS, gaps
+
+
+def test_dropping_an_export_on_the_window_imports_it_and_shows_the_summary(window, qtbot, tmp_path):
+    from PySide6.QtCore import QMimeData, QPointF, QUrl
+    from PySide6.QtGui import QDropEvent
+    from PySide6.QtWidgets import QApplication
+
+    chat = tmp_path / "Weekend away 2019" / "_chat.txt"
+    chat.parent.mkdir()
+    chat.write_text(DEMO_CHAT.read_text("utf-8").replace("/24, ", "/19, "), "utf-8")
+    window.tabs.setCurrentIndex(1)  # dropped while looking at the photos
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(chat))])
+    drop = QDropEvent(QPointF(400, 300), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                      Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(window, drop)
+    assert window.tabs.currentWidget() is window.chat_pane
+    qtbot.waitUntil(lambda: window.chat_pane.chat_model.rowCount() == len(resources.demo_chat_files()) + 1,
+                    timeout=120_000)
+    qtbot.waitUntil(lambda: "Imported “Weekend away 2019”: 432 messages" in window.statusBar().currentMessage(),
+                    timeout=10_000)

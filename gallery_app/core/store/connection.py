@@ -8,6 +8,7 @@ Every thread opens its own connection; WAL lets readers go on while a writer com
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,6 +40,19 @@ def _load_sqlite_vec(conn: apsw.Connection) -> None:
         conn.enable_load_extension(False)
 
 
+def _switch_to_wal(conn: apsw.Connection, timeout_ms: int) -> str:
+    # Switching a new file to WAL needs it to itself for a moment, and SQLite answers "locked" at once
+    # instead of calling the busy handler when another connection is opening it too: retry briefly.
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        try:
+            return conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        except apsw.BusyError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.005)
+
+
 def connect(path: Path | str, *, readonly: bool = False,
             busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> apsw.Connection:
     """Open ``path`` (created unless ``readonly``) ready for the app: sqlite-vec, WAL, foreign keys."""
@@ -55,7 +69,7 @@ def connect(path: Path | str, *, readonly: bool = False,
         conn.set_busy_timeout(busy_timeout_ms)
         _load_sqlite_vec(conn)
         if not in_memory and not readonly:
-            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            mode = _switch_to_wal(conn, busy_timeout_ms)
             if str(mode).lower() != "wal":
                 raise StoreError(f"The database {path} could not switch to WAL mode (got {mode}).")
         # NORMAL is durable against an app crash in WAL mode; only a power cut may lose the last commit.
