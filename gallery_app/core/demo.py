@@ -31,9 +31,11 @@ def load_demo_data(conn: apsw.Connection, embedder, vision, *, progress: Callabl
     steps = len(chats) + 1
     lines = []
     for done, chat in enumerate(chats):
+        if cancel is not None and cancel():
+            return lines
         progress(done, steps)
         if embedder is not None:
-            lines.append(import_chat(conn, chat, embedder).describe())
+            lines.append(import_chat(conn, chat, embedder, cancel=cancel).describe())
     photos = resources.demo_photo_files()
     if photos:
         summary = PhotoIndexer(conn, vision, cancel=cancel).add_folder(photos[0].parent)

@@ -43,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from gallery_app.ui import self_test
 
         self_test_data = self_test.prepare_environment()  # before the QApplication: platform and a throw-away data folder
-    from PySide6.QtCore import QTimer
+    from PySide6.QtCore import QThreadPool, QTimer
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
@@ -59,9 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setDesktopFileName("gallery-app")
     app.setWindowIcon(QIcon(str(resources_dir() / "icons" / "gallery-app.svg")))
     window = MainWindow()
-    services = getattr(window, "services", None)
-    if services is not None:
-        configure_services(services, args)
+    configure_services(window.services, args)
     window.show()
     if args.self_test:
         from gallery_app.ui import self_test
@@ -79,9 +77,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             window.close()
             app.quit()
 
-        # Long enough for the model check and the visible thumbnails to arrive.
-        QTimer.singleShot(2500, capture)
-    return app.exec()
+        # Once the demo data is in, a moment for the visible thumbnails to arrive.
+        window.demo_ready.connect(lambda _lines: QTimer.singleShot(1500, capture))
+    code = app.exec()
+    # Workers hold database connections and models: let them finish before the interpreter goes.
+    QThreadPool.globalInstance().waitForDone(-1)
+    return code
 
 
 if __name__ == "__main__":

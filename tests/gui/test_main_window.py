@@ -133,3 +133,30 @@ def test_dropping_an_export_on_the_window_imports_it_and_shows_the_summary(windo
                     timeout=120_000)
     qtbot.waitUntil(lambda: "Imported “Weekend away 2019”: 432 messages" in window.statusBar().currentMessage(),
                     timeout=10_000)
+
+
+def test_closing_during_the_first_start_stops_the_demo_import_promptly(qtbot):
+    """Before: the demo import ignored Cancel, so quitting early left a worker running past the app."""
+    import time
+
+    from PySide6.QtCore import QThreadPool
+
+    from gallery_app.core.chat.repository import list_chats
+    from gallery_app.core.demo import demo_loaded
+    from gallery_app.core.store import open_store
+
+    main = MainWindow()
+    qtbot.addWidget(main)
+    main.show()
+    qtbot.waitUntil(lambda: main.task_bar.running > 0 and "demo" in main.task_bar.label.text(), timeout=10_000)
+    qtbot.wait(1500)  # well into the import
+    started = time.perf_counter()
+    main.close()
+    assert QThreadPool.globalInstance().waitForDone(1000)
+    assert time.perf_counter() - started < 10
+    conn = open_store()
+    try:
+        assert not demo_loaded(conn)  # the next start loads it again
+        assert len(list_chats(conn)) < len(resources.demo_chat_files())  # stopped, not run to the end
+    finally:
+        conn.close()
