@@ -18,7 +18,7 @@ PHOTO_QUERY = "a cat"
 
 def main(out_dir: str = "docs") -> int:
     os.environ.setdefault("GALLERY_APP_DATA_DIR", tempfile.mkdtemp(prefix="gallery-screenshots-"))
-    from PySide6.QtCore import QEventLoop, QSettings, QTimer
+    from PySide6.QtCore import QEventLoop, QSettings, QThreadPool, QTimer
     from PySide6.QtWidgets import QApplication
 
     from gallery_app.ui.main_window import MODELS_OFFERED_KEY, MainWindow
@@ -65,6 +65,7 @@ def main(out_dir: str = "docs") -> int:
     settle(2500)  # the visible thumbnails arrive from their pool
     window.grab().save(str(out / "screenshot-photos.png"))
     window.close()
+    QThreadPool.globalInstance().waitForDone(-1)
     print(f"wrote {out / 'screenshot-chat.png'} and {out / 'screenshot-photos.png'}")
     return 0
 

@@ -64,6 +64,7 @@ class MainWindow(QMainWindow):
         self.services = services or Services(Settings.load())
         self.model_states: list[ModelState] = []
         self.models_dialog: ModelsDialog | None = None
+        self._closed = False
 
         self.chat_pane = ChatPane(self.services)
         self.photo_pane = PhotoPane(self.services)
@@ -219,6 +220,11 @@ class MainWindow(QMainWindow):
         )
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if self._closed:
+            return super().closeEvent(event)
+        self._closed = True
+        # Releasing the models announces models_reset, which would start a fresh model check.
+        self.services.models_reset.disconnect(self.check_models)
         self.chat_pane.stop()
         if self.models_dialog is not None:
             self.models_dialog.shutdown()

@@ -27,7 +27,14 @@ def thumbnail_image(_context: WorkerContext | None, key: int, path: str, content
     pixels = load_thumbnail(Path(path), size, content_hash=content_hash)
     # RGBA in memory is exactly Format_RGBA8888; copy() detaches the image from the Python bytes.
     image = QImage(pixels.data, pixels.width, pixels.height, pixels.width * 4, QImage.Format.Format_RGBA8888)
-    return key, image.copy()
+    # Centred on a square transparent canvas, so every cell of the grid lays out alike and the names
+    # line up under landscape and portrait photos (QPainter on a QImage is fine off the GUI thread).
+    square = QImage(size, size, QImage.Format.Format_ARGB32_Premultiplied)
+    square.fill(0)
+    painter = QPainter(square)
+    painter.drawImage((size - pixels.width) // 2, (size - pixels.height) // 2, image)
+    painter.end()
+    return key, square
 
 
 def _filled_icon(size: int, colour: str, mark: str | None = None) -> QIcon:
