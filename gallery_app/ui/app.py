@@ -12,6 +12,8 @@ from gallery_app import __version__
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="gallery-app", description="Your chats and photos, searchable by meaning.")
+    parser.add_argument("files", nargs="*", metavar="FILE",
+                        help="WhatsApp exports to import, photos to search by, folders to add (as if dropped)")
     parser.add_argument("--version", action="version", version=f"gallery_app {__version__}")
     parser.add_argument("--screenshot", metavar="PNG", help="save a picture of the window once loaded, then quit")
     parser.add_argument("--self-test", action="store_true",
@@ -61,6 +63,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     window = MainWindow()
     configure_services(window.services, args)
     window.show()
+    if args.files:
+        from pathlib import Path
+
+        window.open_paths([Path(name).expanduser().resolve() for name in args.files])
     if args.self_test:
         from gallery_app.ui import self_test
 

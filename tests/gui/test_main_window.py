@@ -160,3 +160,13 @@ def test_closing_during_the_first_start_stops_the_demo_import_promptly(qtbot):
         assert len(list_chats(conn)) < len(resources.demo_chat_files())  # stopped, not run to the end
     finally:
         conn.close()
+
+
+def test_files_named_on_the_command_line_open_as_if_dropped(tmp_path):
+    """The desktop entry passes %F: `gallery-app chat.zip photo.jpg` must start, not fail on the arguments."""
+    from gallery_app.ui.app import parse_args
+
+    args = parse_args(["--camera-file", "clip.mp4", "chat.zip", "photo.jpg"])
+    assert args.files == ["chat.zip", "photo.jpg"] and args.camera_file == "clip.mp4"
+    entry = (Path(__file__).resolve().parents[2] / "packaging" / "gallery-app.desktop.in").read_text("utf-8")
+    assert "Exec=@EXEC@ %F" in entry and "MimeType=" in entry
