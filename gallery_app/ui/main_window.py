@@ -229,7 +229,10 @@ class MainWindow(QMainWindow):
         if self.models_dialog is not None:
             self.models_dialog.shutdown()
         self.services.workers.cancel_all()
-        self.services.workers.wait(15_000)
+        finished = self.services.workers.wait(15_000)
         self.photo_pane.shutdown()
-        self.services.release_models()
+        if finished:
+            self.services.shutdown()
+        else:  # a job that cannot stop mid-step still holds its model; it is freed when the job ends
+            self.services.release_models()
         super().closeEvent(event)

@@ -247,5 +247,5 @@ def run(window, services=None) -> int:
     QTimer.singleShot(0, lambda: test.start(lambda code: loop.quit()))
     loop.exec()
     services.workers.wait(30_000)
-    services.release_models()
+    services.shutdown()
     return test.exit_code if test.exit_code is not None else 1

@@ -46,7 +46,9 @@ class Services(QObject):
         self.settings = settings or Settings()
         self.workers = workers or WorkerPool()
         self._models: dict[Role, Any] = {}
-        self._locks = {role: threading.Lock() for role in Role}
+        self._models_lock = threading.Lock()  # held only to read or change _models, never while loading
+        self._load_locks = {role: threading.Lock() for role in Role}
+        self._generation = 0
         #: A video file that stands in for the webcam (``gallery-app --camera-file``), for tests and demos.
         self.camera_file: str | None = None
 
@@ -70,10 +72,19 @@ class Services(QObject):
     # --- models --------------------------------------------------------------------------------
     def model(self, role: Role):
         """The model for ``role``, loaded on first use; raises ``ModelNotAvailable`` with how to get it."""
-        with self._locks[role]:
-            if role not in self._models:
-                self._models[role] = _OPENERS[role](self.settings.model_setting(role), self.settings)
-            return self._models[role]
+        with self._models_lock:
+            if role in self._models:
+                return self._models[role]
+        with self._load_locks[role]:  # one load per role at a time; the GUI thread never takes this lock
+            with self._models_lock:
+                if role in self._models:
+                    return self._models[role]
+                generation = self._generation
+            model = _OPENERS[role](self.settings.model_setting(role), self.settings)
+            with self._models_lock:
+                if generation == self._generation:  # not forgotten (new settings) while it loaded
+                    self._models[role] = model
+            return model
 
     def text_embedder(self):
         return self.model(Role.TEXT_EMBEDDER)
@@ -91,10 +102,21 @@ class Services(QObject):
         return role in self._models
 
     def release_models(self) -> None:
-        """Drop every loaded model (settings changed, a model was downloaded, the window closes)."""
-        for role in Role:
-            with self._locks[role]:
-                model = self._models.pop(role, None)
-            if model is not None and hasattr(model, "release"):
-                model.release()
+        """Forget the loaded models, so the next job loads them with the current settings or files.
+
+        A job still running keeps the model it was given until it ends, and the model is freed when
+        the last job lets go: closing a native model under a running job crashes the process.
+        """
+        with self._models_lock:
+            self._models.clear()
+            self._generation += 1
         self.models_reset.emit()
+
+    def shutdown(self) -> None:
+        """Free every model now; only once no job is running (the window waits for them first)."""
+        with self._models_lock:
+            models, self._models = list(self._models.values()), {}
+            self._generation += 1
+        for model in models:
+            if hasattr(model, "release"):
+                model.release()

@@ -32,4 +32,4 @@ def services():
     yield made
     made.workers.cancel_all()
     made.workers.wait()
-    made.release_models()
+    made.shutdown()

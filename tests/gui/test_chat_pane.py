@@ -47,7 +47,7 @@ def pane(qtbot):
     wait_idle(chat_pane, qtbot)
     for viewer in list(chat_pane.viewers):
         viewer.close()
-    chat_pane.services.release_models()
+    chat_pane.services.shutdown()
 
 
 def import_demo(pane: ChatPane, qtbot) -> None:
