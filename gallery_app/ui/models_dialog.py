@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView, QDialog, QDialogButtonBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QProgressBar,
     QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
@@ -401,10 +400,6 @@ class ModelsDialog(QDialog):
             if isinstance(worker, _TrackedWorker):
                 worker.ended.wait(max(0.0, deadline - time.monotonic()))
 
-    def done(self, result: int) -> None:
-        self.shutdown()
-        super().done(result)
-
-    def closeEvent(self, event: QCloseEvent) -> None:
-        self.shutdown()
-        super().closeEvent(event)
+    # Closing the dialog only hides it: a download keeps going (the status bar shows it, with Cancel),
+    # and hashing a big file cannot be interrupted, so waiting here would freeze the window.
+    # The main window calls shutdown() when it closes.

@@ -223,3 +223,22 @@ def test_check_models_follows_the_settings_choice(monkeypatch):
     states = {s.role: s for s in check_models(settings=Settings(chat_llm="qwen2.5-0.5b-instruct-q4_k_m"))}
     assert states[Role.CHAT_LLM].spec.key == "qwen2.5-0.5b-instruct-q4_k_m"
     assert states[Role.CHAT_LLM].status == MISSING
+
+
+def test_closing_the_dialog_during_a_download_neither_freezes_nor_stops_it(qtbot, dialog, tiny_clip, slow_hub):
+    """Before: closing waited (up to 10 s) for the dialog's jobs on the GUI thread and cancelled the download."""
+    import time
+
+    services, make = dialog
+    window = open_dialog(qtbot, make)
+    window.show()
+    worker = window.download(Role.CLIP_VISION)
+    qtbot.waitUntil(lambda: window.actions(Role.CLIP_VISION).progress.value() > 100, timeout=10_000)
+    started = time.perf_counter()
+    window.close()
+    assert time.perf_counter() - started < 0.5
+    assert not worker.is_cancelled
+    slow_hub.delay = 0.0
+    with qtbot.waitSignal(window.job_finished, timeout=15_000) as finished:
+        pass
+    assert finished.args == ["clip-vision", READY]
