@@ -60,7 +60,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     app.setApplicationVersion(__version__)
     app.setDesktopFileName("gallery-app")
     app.setWindowIcon(QIcon(str(resources_dir() / "icons" / "gallery-app.svg")))
-    window = MainWindow()
+    from gallery_app.ui.services import Services
+    from gallery_app.ui.settings import Settings
+
+    settings = Settings.load()
+    settings.apply_data_folder()  # before anything opens the database
+    window = MainWindow(Services(settings))
     configure_services(window.services, args)
     window.show()
     if args.files:

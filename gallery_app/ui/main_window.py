@@ -179,7 +179,13 @@ class MainWindow(QMainWindow):
     def check_models(self) -> None:
         worker = Worker(check_models, self.services.settings)
         worker.signals.result.connect(self._models_ready)
+        worker.signals.error.connect(self._models_check_failed)
         self.services.run(worker)
+
+    def _models_check_failed(self, error: AppError) -> None:
+        self.model_label.setText("Models: check failed")
+        self.model_label.setToolTip(str(error))
+        self.show_error(error)
 
     def _models_ready(self, states: list[ModelState]) -> None:
         self.model_states = states
@@ -205,7 +211,9 @@ class MainWindow(QMainWindow):
         return self.models_dialog
 
     def show_settings(self) -> None:
-        SettingsDialog(self.services, self).exec()
+        dialog = SettingsDialog(self.services, self)
+        dialog.exec()
+        dialog.deleteLater()
 
     def show_error(self, error: AppError) -> None:
         self.statusBar().showMessage(f"⚠ {error}", 15_000)

@@ -79,3 +79,15 @@ def test_a_model_path_set_elsewhere_stays_selectable(qtbot, tmp_path):
     dialog = make_dialog(qtbot, services)
     assert dialog.model_combos[Role.CHAT_LLM].currentData() == path
     assert dialog.chosen().chat_llm == path
+
+
+def test_the_chosen_data_folder_is_used_at_the_next_start(monkeypatch, tmp_path):
+    """Before: the data folder was saved but never applied, so the app kept using the default folder."""
+    from gallery_app.core import paths
+    from gallery_app.ui.settings import Settings
+
+    monkeypatch.delenv("GALLERY_APP_DATA_DIR")
+    chosen = tmp_path / "on the usb stick"
+    Settings(data_folder=str(chosen)).save()
+    Settings.load().apply_data_folder()  # what gallery-app does before it opens anything
+    assert paths.data_dir() == chosen and paths.database_path().parent == chosen

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gallery_app.core.errors import AppError, Cancelled, ModelNotAvailable
+from gallery_app.core.errors import AppError, Cancelled, ModelError, ModelNotAvailable
 from gallery_app.core.models import loading
 from gallery_app.core.models.specs import Role
 from gallery_app.core.photos.indexer import IndexSummary, PhotoIndexer
@@ -27,6 +27,8 @@ def clip_missing(_context: WorkerContext, services) -> ModelNotAvailable | None:
             loading.resolve_setting(role, services.settings.model_setting(role))
         except ModelNotAvailable as missing:
             return missing
+        except ModelError as unusable:  # e.g. the settings name a model file that has since been deleted
+            return ModelNotAvailable(str(unusable), hint=unusable.hint or "Choose another model in File → Settings….")
     return None
 
 
