@@ -213,3 +213,15 @@ def test_without_the_embedder_import_says_what_is_missing(qtbot):
     errors = [turn.text() for turn in turns(pane, "error")]
     assert errors and "multilingual-e5-small" in errors[-1].lower(), errors
     assert pane.chat_model.rowCount() == 0
+
+
+def test_new_conversation_during_an_import_lets_the_import_finish(pane, qtbot):
+    """Before: the import's progress bubble was deleted under it ("Internal C++ object already deleted")."""
+    messages = []
+    pane.services.message.connect(messages.append)
+    pane.import_files([DEMO_CHAT])
+    qtbot.waitUntil(lambda: len(pane.view.turns) > 0, timeout=10_000)
+    pane.new_conversation()
+    wait_idle(pane, qtbot)
+    qtbot.waitUntil(lambda: pane.chat_model.rowCount() == 1, timeout=10_000)
+    assert any("Imported “Weekend away”" in text for text in messages), messages

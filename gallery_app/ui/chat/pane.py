@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import shiboken6
 from PySide6.QtCore import QItemSelectionModel, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QListView, QPushButton, QSplitter, \
@@ -280,7 +281,8 @@ class ChatPane(QWidget):
     # --- importing ------------------------------------------------------------------------------
     def _import_event(self, turn: TextTurn, event) -> None:
         if isinstance(event, jobs.Status):
-            turn.set_status(event.text)
+            if shiboken6.isValid(turn):  # New conversation clears the progress turn; the import goes on
+                turn.set_status(event.text)
         elif isinstance(event, jobs.Imported):
             text = event.summary.describe()
             self._add_turn(TextTurn("note", text, title="Import finished"))
@@ -297,7 +299,10 @@ class ChatPane(QWidget):
 
     def _import_finished(self, turn: TextTurn, note: str | None) -> None:
         """The progress turn gives way to the per-file results (or says why there are none)."""
-        if note is None:
+        if not shiboken6.isValid(turn):  # cleared by New conversation meanwhile
+            if note is not None:
+                self.services.message.emit(note)
+        elif note is None:
             self.view.remove(turn)
             self._update_empty()
         else:
