@@ -91,6 +91,12 @@ class ChatViewer(QDialog):
         self.view.setWordWrap(True)
         self.view.setUniformItemSizes(False)
         self.view.setResizeMode(QListView.ResizeMode.Adjust)
+        # Wrapped rows of different heights must each be measured: a years-long chat (tens of thousands
+        # of messages) would freeze the window for seconds; batches let the event loop run in between.
+        self.view.setLayoutMode(QListView.LayoutMode.Batched)
+        self.view.setBatchSize(200)
+        self._pending_scroll = None
+        self.view.verticalScrollBar().rangeChanged.connect(self._scroll_to_passage)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.view.setAlternatingRowColors(False)
@@ -126,9 +132,19 @@ class ChatViewer(QDialog):
             # Current (for the keyboard) but not selected: the selection colour would hide the highlight.
             self.view.selectionModel().setCurrentIndex(self.model.index(rows[0]),
                                                        QItemSelectionModel.SelectionFlag.NoUpdate)
-            self.view.scrollTo(self.model.index(rows[0]), QAbstractItemView.ScrollHint.PositionAtCenter)
+            self._pending_scroll = self.model.index(rows[0])
+            self._scroll_to_passage()
         self.view.setFocus()
         self.loaded.emit()
+
+    def _scroll_to_passage(self, *_range) -> None:
+        """Centre the passage once the batched layout has reached it (the scroll range grows as it goes)."""
+        index = self._pending_scroll
+        if index is None or not index.isValid():
+            return
+        if self.view.visualRect(index).isValid():
+            self.view.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+            self._pending_scroll = None
 
     def _failed(self, error: AppError) -> None:
         self.header.setText(f"The chat could not be read: {error}")
