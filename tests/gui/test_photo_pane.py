@@ -212,3 +212,15 @@ def test_ten_thousand_photos_load_a_page_at_a_time(qtbot, services, qtmodelteste
         qtmodeltester.check(pane.model)
     finally:
         pane.shutdown()
+
+
+def test_an_upload_finishing_after_a_newer_search_does_not_replace_its_results(pane, qtbot, tmp_path):
+    """Before: the upload's results were shown whenever it finished, over the search typed since."""
+    new_photo = tmp_path / "later.png"
+    Image.linear_gradient("L").convert("RGB").resize((320, 240)).save(new_photo)
+    pane.upload([new_photo])
+    pane.search_text("a red car")
+    qtbot.waitUntil(lambda: pane.services.workers.active == 0, timeout=30_000)
+    qtbot.waitUntil(lambda: "a red car" in pane.status_line.text(), timeout=10_000)
+    qtbot.wait(200)
+    assert "a red car" in pane.status_line.text() and "added later.png" not in pane.status_line.text()

@@ -208,6 +208,8 @@ class CameraDialog(QDialog):
         self.services.run(self._worker)
 
     def _found(self, results: PhotoResults) -> None:
+        if not self.isVisible():
+            return  # closed while searching: the person moved on, the grid shows something else now
         self.last_results = results
         self.message.setText(results.describe())
         self.results_ready.emit(results)
@@ -228,6 +230,8 @@ class CameraDialog(QDialog):
 
     # --- closing -------------------------------------------------------------------------------
     def done(self, result: int) -> None:
+        if self._worker is not None and result != QDialog.DialogCode.Accepted:
+            self._worker.cancel()
         self.stop()
         super().done(result)
 

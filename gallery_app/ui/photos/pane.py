@@ -165,9 +165,7 @@ class PhotoPane(QWidget):
             return None
         label = f"Adding {photos[0].name}" if len(photos) == 1 else f"Adding {len(photos)} photos"
         self.status_line.setText(label + "…")
-        worker = Worker(jobs.upload, self.services, photos)
-        worker.signals.result.connect(self._upload_done)
-        return self._search(worker, label=label, show_result=False)
+        return self._search(Worker(jobs.upload, self.services, photos), label=label, on_result=self._upload_done)
 
     def add_folder(self, path: Path | str) -> Worker:
         folder = Path(path)
@@ -231,11 +229,12 @@ class PhotoPane(QWidget):
         self.model.shutdown()
 
     # --- searching -------------------------------------------------------------------------------
-    def _search(self, worker: Worker, *, label: str | None = None, show_result: bool = True) -> Worker:
+    def _search(self, worker: Worker, *, label: str | None = None, on_result=None) -> Worker:
+        """Start a search; only the newest one's results (``on_result(result, serial)``) reach the grid."""
         self._search_serial += 1
         serial = self._search_serial
-        if show_result:
-            worker.signals.result.connect(lambda results: self._results_ready(results, serial))
+        on_result = on_result or self._results_ready
+        worker.signals.result.connect(lambda result: on_result(result, serial))
         worker.signals.error.connect(lambda error: self._search_failed(error, serial))
         return self.services.run(worker, label)
 
@@ -247,8 +246,8 @@ class PhotoPane(QWidget):
         self.status_line.setText(f"{results.describe()} — {results.query}")
         self.results_shown.emit(results)
 
-    def _upload_done(self, outcome: jobs.UploadOutcome) -> None:
-        if outcome.results is not None:
+    def _upload_done(self, outcome: jobs.UploadOutcome, serial: int) -> None:
+        if outcome.results is not None and serial == self._search_serial:  # else a newer search is shown
             self._results_ready(outcome.results)
             self.status_line.setText(outcome.describe())
 
