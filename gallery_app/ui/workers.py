@@ -91,6 +91,9 @@ class Worker(QRunnable):
             detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
             signals.error.emit(AppError(f"Something went wrong: {detail}"))
         finally:
+            # PySide's pool keeps every started runnable alive; let go of what it was given (a camera
+            # frame, a list of photos, a model) so only the small Worker shell remains.
+            self._function = self._args = self._kwargs = None
             signals.finished.emit()
 
 

@@ -62,3 +62,26 @@ def test_errors_arrive_as_app_errors(qtbot):
             WorkerPool().start(worker)
         error = blocker.args[0]
         assert isinstance(error, AppError) and str(error).startswith(expected)
+
+
+def test_a_finished_worker_lets_go_of_its_arguments(qtbot):
+    """Before: PySide's pool kept every runnable, and with it every argument (camera frames, photo lists)."""
+    import gc
+    import weakref
+
+    from PySide6.QtCore import QThreadPool
+
+    class Payload:
+        pass
+
+    pool = WorkerPool(QThreadPool())
+    refs = []
+    for _ in range(20):
+        payload = Payload()
+        refs.append(weakref.ref(payload))
+        pool.start(Worker(lambda context, data: None, payload))
+        del payload
+    assert pool.wait(10_000)
+    qtbot.wait(50)
+    gc.collect()
+    assert sum(ref() is not None for ref in refs) == 0
