@@ -6,8 +6,6 @@ import os
 from pathlib import Path
 
 RESOURCES_ENV = "GALLERY_APP_RESOURCES_DIR"
-IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff", ".heic", ".heif",
-                            ".avif"})
 
 
 def resources_dir() -> Path:
@@ -30,4 +28,6 @@ def demo_photo_files() -> list[Path]:
     root = resources_dir() / "demo" / "photos"
     if not root.is_dir():
         return []
-    return sorted(p for p in root.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+    from gallery_app.core.photos.preparing import is_photo_file  # the one list of photo file types
+
+    return sorted(p for p in root.iterdir() if is_photo_file(p))

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from gallery_app.core.photos.clip_preprocess import resize_and_crop, to_tensor
+from gallery_app.core.photos.clip_preprocess import preprocess
 from gallery_app.core.photos.decode import PhotoMetadata, PhotoSkipped, decode_image, read_metadata
 from gallery_app.core.photos.thumbnails import THUMBNAIL_SIZE, save_thumbnail
 
@@ -60,7 +60,7 @@ class PreparedPhoto:
 
 def model_input(upright_rgb: Image.Image) -> np.ndarray:
     """CLIP's (3, 224, 224) float32 input for one upright RGB image."""
-    return to_tensor([resize_and_crop(upright_rgb)])[0]
+    return preprocess([upright_rgb])[0]
 
 
 def prepare_photo(path: Path, *, known_hashes: frozenset[str] | set[str] = frozenset(),
