@@ -21,7 +21,9 @@ def demo_chat_files() -> list[Path]:
     root = resources_dir() / "demo" / "chats"
     if not root.is_dir():
         return []
-    return sorted(p for p in root.rglob("*") if p.suffix.lower() in (".txt", ".zip") and p.is_file())
+    from gallery_app.core.chat.export_file import is_chat_export
+
+    return sorted(p for p in root.rglob("*") if is_chat_export(p) and p.is_file())
 
 
 def demo_photo_files() -> list[Path]:

@@ -15,12 +15,13 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QTa
 
 from gallery_app import __version__
 from gallery_app.core import paths
+from gallery_app.core.chat.export_file import is_chat_export
 from gallery_app.core.demo import load_demo_data
 from gallery_app.core.errors import AppError, ModelNotAvailable
 from gallery_app.core.models.specs import Role
 from gallery_app.core.photos.indexer import PhotoIndexer
 from gallery_app.core.photos.preparing import is_photo_file
-from gallery_app.ui.chat.pane import ChatPane, is_chat_export
+from gallery_app.ui.chat.pane import ChatPane
 from gallery_app.ui.models_dialog import ModelsDialog, ModelState, check_models, describe_model, needs_attention
 from gallery_app.ui.photos.pane import PhotoPane
 from gallery_app.ui.services import Services

@@ -23,7 +23,11 @@ from pathlib import Path, PurePosixPath
 
 from gallery_app.core.errors import AppError
 
-__all__ = ["ChatExport", "ChatFileError", "read_export", "decode_chat_bytes", "safe_extract_member"]
+__all__ = ["CHAT_FILE_SUFFIXES", "ChatExport", "ChatFileError", "read_export", "decode_chat_bytes",
+           "is_chat_export", "safe_extract_member"]
+
+#: What WhatsApp's "Export chat" writes: the chat text, or a .zip with it and the media.
+CHAT_FILE_SUFFIXES = (".txt", ".zip")
 
 #: A member at least this big that is compressed more than `MAX_COMPRESSION_RATIO`:1 is a zip bomb.
 BIG_MEMBER_BYTES = 1_000_000
@@ -40,6 +44,11 @@ _TITLE_PREFIX = re.compile(
     r" (?:with|mit|con|com|met|avec|z|s|med|ile|na|dengan) |WhatsApp Chat\s*[-–—:]\s+)",
     re.IGNORECASE,
 )
+
+
+def is_chat_export(path: Path) -> bool:
+    """Named like a WhatsApp export (whether it really is one, ``read_export`` finds out)."""
+    return path.suffix.lower() in CHAT_FILE_SUFFIXES
 
 
 class ChatFileError(AppError):

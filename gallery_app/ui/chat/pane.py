@@ -15,6 +15,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QListView, QPushButton, QSplitter, \
     QStackedWidget, QVBoxLayout, QWidget
 
+from gallery_app.core.chat.export_file import is_chat_export
 from gallery_app.core.chat.prompting import Conversation
 from gallery_app.core.chat.session import Answer, MatchesFound
 from gallery_app.core.errors import AppError
@@ -24,14 +25,9 @@ from gallery_app.ui.chat.conversation import STYLE, ConversationView, PassagesTu
 from gallery_app.ui.chat.viewer import ChatViewer
 from gallery_app.ui.workers import Worker
 
-CHAT_SUFFIXES = (".txt", ".zip")
 EMPTY_NO_CHATS = "Drop a WhatsApp export (_chat.txt or .zip) here, or File → Import chat…"
 EMPTY_WITH_CHATS = ("Ask anything about your chats — for example “Who ended up paying for the hotel?”\n\n"
                     "Drop another WhatsApp export (_chat.txt or .zip) here to add it.")
-
-
-def is_chat_export(path: Path) -> bool:
-    return path.suffix.lower() in CHAT_SUFFIXES
 
 
 class ChatPane(QWidget):
