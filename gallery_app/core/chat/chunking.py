@@ -18,7 +18,12 @@ from itertools import groupby
 DEFAULT_CHUNK_TOKENS = 256
 DEFAULT_WINDOW_MESSAGES = 4
 DEFAULT_WINDOW_STRIDE = 2
-_SENTENCE_END = re.compile(r"(?<=[.!?…。！？])\s+")
+#: A message with at least this many words is also searched on its own, not only inside windows.
+DEFAULT_MESSAGE_UNIT_WORDS = 8
+#: A message longer than this (characters) is searched as groups of sentences of about this size.
+DEFAULT_SENTENCE_UNIT_CHARS = 280
+_SENTENCE_END = re.compile(r"(?<=[.!?…。！？])\s+|\n+")
+_WORDS = re.compile(r"\w+", re.UNICODE)
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,65 @@ class Chunk:
     lines: list[str] = field(default_factory=list, repr=False)
     #: Per line, the id of the message it belongs to (None for the date line).
     line_owners: list[int | None] = field(default_factory=list, repr=False)
+    #: Who wrote each message ("" for a system message).
+    message_senders: dict[int, str] = field(default_factory=dict, repr=False)
+
+    def search_units(self, config: "ChunkingConfig") -> list[tuple[list[int], str]]:
+        """What the search compares a question with, at two grains, each ``(message ids, text)``.
+
+        Windows of ``window_messages`` messages give short messages their context ("ok" → what was
+        agreed); a message of ``message_unit_words`` words or more is also a unit of its own, and a
+        long one (an announcement) a unit per group of sentences, so one detail is not averaged away
+        by the rest. Lines that are only emoji or symbols (game grids, reactions) are left out of
+        every unit: they cost embedder time and pull vectors towards each other.
+        """
+        kept = [(line, owner) for line, owner in zip(self.lines, self.line_owners)
+                if owner is None or not is_noise(self._body(line, owner))]
+        owners = {owner for _line, owner in kept if owner is not None}
+        ids = [i for i in self.message_ids if i in owners]
+        if not ids:
+            return []
+        units: list[tuple[list[int], str]] = []
+        seen: set[str] = set()
+
+        def add(members: list[int], text: str) -> None:
+            if text and text not in seen:
+                seen.add(text)
+                units.append((members, text))
+
+        for members, text in self._windows(ids, kept, config.window_messages, config.window_stride):
+            add(members, text)
+        if config.message_unit_words:
+            for message_id in ids:
+                lines = [line for line, owner in kept if owner == message_id]
+                sender = self.message_senders.get(message_id, "")
+                prefix = f"{sender}: " if sender else ""
+                body = "\n".join(self._body(line, message_id) for line in lines)
+                if len(_WORDS.findall(body)) < config.message_unit_words:
+                    continue
+                if len(body) <= config.sentence_unit_chars * 3 // 2:
+                    add([message_id], "\n".join(lines))
+                else:
+                    for group in _sentence_groups(body, config.sentence_unit_chars):
+                        add([message_id], prefix + group)
+        return units
+
+    def _body(self, line: str, owner: int) -> str:
+        sender = self.message_senders.get(owner, "")
+        return line[len(sender) + 2:] if sender and line.startswith(f"{sender}: ") else line
+
+    @staticmethod
+    def _windows(ids: list[int], lines: list[tuple[str, int | None]], size: int,
+                 stride: int) -> list[tuple[list[int], str]]:
+        starts = list(range(0, max(1, len(ids) - size + stride), stride))
+        if starts[-1] + size < len(ids):
+            starts.append(len(ids) - size)  # the last messages get a window too
+        result = []
+        for start in starts:
+            wanted = set(ids[start:start + size])
+            text = "\n".join(line for line, owner in lines if owner is None or owner in wanted)
+            result.append((ids[start:start + size], text))
+        return result
 
     def windows(self, size: int, stride: int) -> list[tuple[list[int], str]]:
         """Overlapping runs of ``size`` messages (every ``stride``), each with its own ``Name: text`` lines.
@@ -76,6 +140,10 @@ class ChunkingConfig:
     #: Messages per search window inside a passage, and how far each window moves on.
     window_messages: int = DEFAULT_WINDOW_MESSAGES
     window_stride: int = DEFAULT_WINDOW_STRIDE
+    #: Messages of at least this many words are search units of their own (0: windows only).
+    message_unit_words: int = DEFAULT_MESSAGE_UNIT_WORDS
+    #: Longer messages are searched as sentence groups of about this many characters.
+    sentence_unit_chars: int = DEFAULT_SENTENCE_UNIT_CHARS
 
 
 class TokenCounter:
@@ -95,7 +163,27 @@ class TokenCounter:
 
 
 def message_lines(sender: str, text: str) -> list[str]:
-    return [f"{sender}: {line.strip()}" for line in text.split("\n") if line.strip()]
+    """``Name: text`` per line; a system message (no sender: "X changed the subject to …") reads as it is."""
+    prefix = f"{sender}: " if sender else ""
+    return [f"{prefix}{line.strip()}" for line in text.split("\n") if line.strip()]
+
+
+def is_noise(text: str) -> bool:
+    """Emoji grids, emoji-only and symbol-only text: nothing a question could be matched with."""
+    return not any(character.isalnum() for character in text)
+
+
+def _sentence_groups(text: str, size: int) -> list[str]:
+    """Consecutive sentences joined up to about ``size`` characters (a longer sentence stays whole)."""
+    groups: list[str] = []
+    for sentence in (part.strip() for part in _SENTENCE_END.split(text)):
+        if not sentence or is_noise(sentence):
+            continue
+        if groups and len(groups[-1]) + 1 + len(sentence) <= size:
+            groups[-1] += " " + sentence
+        else:
+            groups.append(sentence)
+    return groups
 
 
 def _split_long_line(line: str, sender: str, budget: int, line_cost: Callable[[str], int]) -> list[str]:
@@ -103,8 +191,8 @@ def _split_long_line(line: str, sender: str, budget: int, line_cost: Callable[[s
 
     ``line_cost`` is ``TokenCounter.line_cost``, best memoised: the same texts are tried more than once.
     """
-    body = line[len(sender) + 2:]
-    prefix = f"{sender}: "
+    prefix = f"{sender}: " if sender else ""
+    body = line[len(prefix):]
     pieces: list[str] = []
     for sentence in _SENTENCE_END.split(body):
         if line_cost(prefix + sentence) <= budget:
@@ -165,10 +253,11 @@ def _finish(draft: _Draft, day: date, counter: TokenCounter, max_tokens: int) ->
     for message in messages:
         if not ids or ids[-1] != message.id:
             ids.append(message.id)
-        if message.sender not in senders:
+        if message.sender and message.sender not in senders:
             senders.append(message.sender)
     return [Chunk(day, ids, senders, text, tokens, messages[0].timestamp, messages[-1].timestamp, list(draft.lines),
-                  [owner.id if owner is not None else None for owner in draft.owners])]
+                  [owner.id if owner is not None else None for owner in draft.owners],
+                  {message.id: message.sender for message in messages})]
 
 
 def _day_drafts(messages: Sequence[ChunkInput], budget: int, counter: TokenCounter,

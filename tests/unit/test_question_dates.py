@@ -1,0 +1,42 @@
+"""The days a question names, in the languages chats are written in."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from gallery_app.core.chat.question_dates import DaySpan, spans_in_question
+
+CHAT_2022 = (date(2022, 1, 23), date(2022, 3, 29))
+CHAT_2016_2018 = (date(2016, 8, 3), date(2018, 2, 22))
+
+
+def day(y, m, d) -> DaySpan:
+    return DaySpan(date(y, m, d), date(y, m, d))
+
+
+@pytest.mark.parametrize("question,expected", [
+    ("What did Frans share on 1 February?", [day(2022, 2, 1)]),
+    ("Waarom stuurde Vicky in de nacht van 27 januari geen uitslag?", [day(2022, 1, 27)]),
+    ("Hoe kwam Rens op 12 maart aan het juiste land?", [day(2022, 3, 12)]),
+    ("Was hat Rens am 3. März geschrieben?", [day(2022, 3, 3)]),
+    ("What happened on February 1st, 2022?", [day(2022, 2, 1)]),
+    ("Qué pasó el 5 de marzo?", [day(2022, 3, 5)]),
+    ("What was said on 2022-02-11?", [day(2022, 2, 11)]),
+    ("Where did they meet up in March?", [DaySpan(date(2022, 3, 1), date(2022, 3, 31))]),
+    ("May I ask who won?", []),
+    ("Who said it in November 2016?", []),  # outside this chat: nothing to narrow
+])
+def test_dates_in_a_question(question, expected):
+    assert spans_in_question(question, *CHAT_2022) == expected
+
+
+def test_a_month_without_a_year_means_every_year_the_chat_covers():
+    assert spans_in_question("What did they invent in September?", *CHAT_2016_2018) == [
+        DaySpan(date(2016, 9, 1), date(2016, 9, 30)), DaySpan(date(2017, 9, 1), date(2017, 9, 30))]
+    assert spans_in_question("in September 2016", *CHAT_2016_2018) == [DaySpan(date(2016, 9, 1), date(2016, 9, 30))]
+
+
+def test_impossible_dates_are_ignored():
+    assert spans_in_question("on 31 February", *CHAT_2022) == []
