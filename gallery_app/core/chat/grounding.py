@@ -3,13 +3,20 @@
 Small local models fill gaps with plausible names and numbers. An answer is refused (turned
 into "I don't know") when it names a number, amount or capitalised name that appears nowhere in
 its context, or when it only repeats the question's own words, which answers nothing.
+
+They also slip from answering into writing the chat itself — the next ``Name: text`` line, a
+message header, ``<Media omitted>`` — because the context they read is a chat log. Such text is
+never an answer, however well its words match the context, so it is refused too.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+from gallery_app.core.chat.whatsapp import clean_text, header_prefix, is_placeholder
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
 _CAPITALISED = re.compile(r"\b[A-ZÀ-ÖØ-Þ][\w'’-]+")
@@ -28,21 +35,125 @@ _FILLER = {
 }
 
 
+#: Whole labels that open an answer ("Answer: 5", "Total: £340"), not a chat line, in the export languages.
+_ANSWER_LABELS = {
+    "a", "q", "answer", "question", "note", "notes", "source", "sources", "context", "reason", "result", "total",
+    "summary", "date", "time", "price", "cost", "amount", "place", "location", "who", "what", "when", "where",
+    "why", "how", "which", "yes", "no", "ok", "okay", "sure", "update", "edit", "important", "example", "hint",
+    "tip", "warning", "step", "reply", "response", "conclusion", "explanation", "details", "info", "fact",
+    "antwort", "frage", "hinweis", "quelle", "kontext", "ergebnis", "ja", "nein", "respuesta", "pregunta",
+    "fuente", "contexto", "nota", "si", "reponse", "oui", "non", "risposta", "domanda", "resposta", "pergunta",
+    "sim", "nao", "antwoord", "vraag", "bron",
+}
+#: Words that make any label an answer's ("Short answer: …", "Final Answer: …").
+_ANSWER_WORDS = {"answer", "antwort", "respuesta", "reponse", "risposta", "resposta", "antwoord", "question",
+                 "source", "sources", "context", "summary", "total"}
+#: "Name: " at the start of a line; 40 characters is longer than nearly every contact name.
+_LABEL = re.compile(r"(\S.{0,40}?):\s")
+_PHONE = re.compile(r"\+?\d[\d\s().-]{6,}")
+#: Longest message header ("[12/03/2017, 10:04:11 p. m.] "): shorter starts may still become one.
+_HEADER_CHARS = 32
+
+
 def _fold(text: str) -> str:
     return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+
+
+def content_words(text: str) -> set[str]:
+    """The words of ``text`` that carry meaning (accents folded, filler dropped)."""
+    return {word for word in _WORD.findall(_fold(text)) if word not in _FILLER}
+
+
+def _bare_name(label: str) -> str:
+    return label.strip().lstrip("~").strip()  # "~ Sophia": WhatsApp's mark for a contact not saved
+
+
+def _is_sender(label: str, participants: set[str]) -> bool:
+    """Whether ``label`` (the text before a line's first ": ") reads as who wrote a message."""
+    name = _bare_name(label)
+    folded = _fold(name).strip()
+    if not name:
+        return False
+    if name.casefold() in participants or _PHONE.fullmatch(name):
+        return True
+    words = name.split()
+    if folded in _ANSWER_LABELS or len(words) > 5 or not any(ch.isalpha() for ch in name):
+        return False
+    if any(_fold(word).strip(".,'’") in _ANSWER_WORDS for word in words):
+        return False
+    for position, word in enumerate(words):
+        initial = next((ch for ch in word if ch.isalpha()), "")
+        # Names are capitalised (scripts without case pass); "van", "de", "la" inside one are not.
+        particle = 0 < position < len(words) - 1 and len(word) <= 3
+        if initial.islower() and not particle:
+            return False
+    return True
+
+
+def continues_chat_log(text: str, participants: Iterable[str] = (), *, finished: bool = True) -> bool | None:
+    """Whether ``text`` is written as chat log — its first line a ``Name: `` line, a message header or a
+    media placeholder — rather than as an answer.
+
+    While the answer is still being written (``finished=False``) this is None as long as its start
+    could still turn out either way, so a caller can hold those first pieces back.
+    """
+    start = clean_text(text).lstrip()
+    first, newline, _rest = start.partition("\n")
+    complete = finished or bool(newline)
+    if not first.strip():
+        return False if complete else None
+    if first[0].isdigit() or first[0] == "[":
+        header = header_prefix(first)
+        if header is not None:
+            end, after = header
+            if end != " ":
+                return True
+            # "12/03/2017 at 10:04 they arrived" is a sentence; only a sender after it makes it a header.
+            return continues_chat_log(after, participants, finished=complete)
+        if not complete and len(first) < _HEADER_CHARS:
+            return None
+    if complete and is_placeholder(first):
+        return True
+    if not complete and first[0] == "<":
+        return None  # "<attached: …>" has a colon but no sender
+    label = _LABEL.match(first + " " if complete else first)
+    if label is not None:
+        return _is_sender(label.group(1), {_bare_name(p).casefold() for p in participants})
+    if complete:
+        return False
+    return None if _could_be_sender(first, participants) or _could_be_placeholder(first) else False
+
+
+def _could_be_sender(start: str, participants: Iterable[str]) -> bool:
+    """Whether ``start`` (no ": " yet) can still grow into a ``Name: `` label."""
+    if len(start) > 41:
+        return False
+    if any(_bare_name(p).casefold().startswith(_bare_name(start).casefold()) for p in participants):
+        return True
+    words = start.split()
+    written = words if start[-1:].isspace() else words[:-1]  # the last word may still be growing
+    # Judged as the middle of a name, so "de" in "Ana de…" passes until the name ends.
+    return len(words) <= 5 and _is_sender(" ".join(written + ["X"]), set()) if written else True
+
+
+def _could_be_placeholder(start: str) -> bool:
+    # Placeholders are a word or two ("image omitted", "Bild weggelassen"); a third word rules them out.
+    return len(start.split()) < 3 and len(start) < 24
 
 
 @dataclass
 class GroundingCheck:
     unsupported: list[str] = field(default_factory=list)
     echoes_question: bool = False
+    #: The "answer" continues the chat log (a "Name: " line, a header, a media placeholder).
+    chat_log: bool = False
 
     @property
     def grounded(self) -> bool:
-        return not self.unsupported and not self.echoes_question
+        return not self.unsupported and not self.echoes_question and not self.chat_log
 
 
-def check_answer(answer: str, context: str, question: str) -> GroundingCheck:
+def check_answer(answer: str, context: str, question: str, participants: Iterable[str] = ()) -> GroundingCheck:
     folded_context = _fold(context)
     context_words = set(_WORD.findall(folded_context))
     result = GroundingCheck()
@@ -53,7 +164,8 @@ def check_answer(answer: str, context: str, question: str) -> GroundingCheck:
         word = _fold(name).strip("'’-")
         if word and word not in _ORDINARY and word.split("'")[0] not in context_words:
             result.unsupported.append(name)
-    answer_words = {w for w in _WORD.findall(_fold(answer)) if w not in _FILLER}
+    answer_words = content_words(answer)
     question_words = set(_WORD.findall(_fold(question)))
     result.echoes_question = bool(answer_words) and answer_words <= question_words
+    result.chat_log = bool(continues_chat_log(answer, participants))
     return result

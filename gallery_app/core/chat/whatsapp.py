@@ -38,7 +38,7 @@ from datetime import date, datetime
 
 from gallery_app.core.chat.messages import Message, MessageKind, ParsedChat
 
-__all__ = ["parse_chat_text", "clean_text"]
+__all__ = ["parse_chat_text", "clean_text", "header_prefix", "is_placeholder"]
 
 # ---------------------------------------------------------------------------------------------
 # Characters removed before anything is matched (and from message text, as messages.py says)
@@ -584,6 +584,26 @@ def _split_lines(text: str) -> list[str]:
     if lines and lines[-1] == "" and (text.endswith("\n") or text.endswith("\r")):
         lines.pop()
     return lines
+
+
+def header_prefix(line: str) -> tuple[str, str] | None:
+    """(how the header ends, the text after it) when ``line`` opens like a message header, else None.
+
+    The end is "]", "-", ":" or " " (see ``_TAIL``). Unlike the parser, a header alone on the line
+    counts: this is for telling text written to look like an export from an answer.
+    """
+    cleaned = clean_text(line).lstrip()
+    header = _match_header(0, cleaned + " .")  # the dot stands in for the text a header needs after it
+    if header is None:
+        return None
+    return header.layout[0], cleaned[header.rest_start:]
+
+
+def is_placeholder(text: str) -> bool:
+    """Whether ``text`` is only WhatsApp's stand-in for media, an attachment or a deleted message."""
+    first = clean_text(text).strip()
+    return bool(_MEDIA_OMITTED.fullmatch(first) or _DELETED.fullmatch(first)
+                or any(pattern.fullmatch(first) for pattern in _ATTACHMENT))
 
 
 def parse_chat_text(text: str, *, today: date | None = None) -> ParsedChat:
