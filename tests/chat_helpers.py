@@ -17,3 +17,58 @@ def demo_questions() -> dict[str, dict]:
 
 def message_id_at_line(conn, line: int) -> int:
     return conn.execute("SELECT id FROM messages WHERE source_line = ?", (line,)).fetchone()[0]
+
+
+class HashEmbedder:
+    """A stand-in text embedder: hashed bags of words, so passages sharing a question's words rank first."""
+
+    model_key = "test-hash-words"
+    dims = 64
+    max_tokens = 256
+
+    def _vector(self, text: str):
+        import re
+        import zlib
+
+        import numpy as np
+
+        vector = np.zeros(self.dims, np.float32)
+        for word in re.findall(r"\w+", text.lower()):
+            vector[zlib.crc32(word.encode()) % self.dims] += 1.0
+        vector[0] += 1e-3  # never all zeros
+        return vector / np.linalg.norm(vector)
+
+    def embed_passages(self, texts):
+        import numpy as np
+
+        return np.stack([self._vector(t) for t in texts]) if texts else np.zeros((0, self.dims), np.float32)
+
+    def embed_query(self, text: str):
+        return self._vector(text)
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split()) + 2
+
+
+class ScriptedLLM:
+    """A stand-in chat LLM that "writes" the given pieces, whatever the prompt; words are its tokens."""
+
+    chat_template = "scripted"
+
+    def __init__(self, pieces, n_ctx: int = 4096):
+        self.pieces = list(pieces)
+        self.n_ctx = n_ctx
+        self.prompts: list[str] = []
+
+    def tokenize(self, text: str) -> list[int]:
+        self.prompts.append(text)
+        return list(range(len(text.split())))
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def render_chat(self, messages):
+        return "".join(f"<|{m['role']}|>\n{m['content']}\n" for m in messages) + "<|assistant|>\n", ["<|end|>"]
+
+    def stream_completion(self, tokens, *, max_tokens, stop=(), cancel=None):
+        yield from self.pieces

@@ -50,12 +50,20 @@ def test_stop_between_tokens(demo_store, minilm, smollm):
     from gallery_app.core.errors import Cancelled
 
     seen = []
+    stopped_at = []
+
+    def cancel() -> bool:
+        # The session may pass on a few held-back pieces at once (see ChatSession.ask): stop at the
+        # first check after two, and nothing may follow.
+        if len(seen) >= 2 and not stopped_at:
+            stopped_at.append(len(seen))
+        return bool(stopped_at)
+
     with pytest.raises(Cancelled):
-        for event in ChatSession(demo_store, minilm, smollm).ask("Where did they stay in June?",
-                                                                 cancel=lambda: len(seen) >= 2):
+        for event in ChatSession(demo_store, minilm, smollm).ask("Where did they stay in June?", cancel=cancel):
             if isinstance(event, str):
                 seen.append(event)
-    assert len(seen) == 2
+    assert stopped_at and len(seen) == stopped_at[0] >= 2
 
 
 def test_a_base_model_answers_from_a_completion_prompt(demo_store, minilm):

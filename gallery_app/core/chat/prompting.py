@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from gallery_app.core.chat.citations import marker
 from gallery_app.core.chat.retrieval import Match
 
 SYSTEM_PROMPT = (
@@ -19,21 +20,22 @@ SYSTEM_PROMPT = (
     "Use only the context messages below. Each context line starts with the name of the person who wrote it, "
     "then a colon: that person said it.\n"
     "Never name a person who does not appear in the context.\n"
-    "Answer in one short sentence.\n"
+    "Answer in one short sentence, then write the number of the passage you used, like [1].\n"
     "If the context does not contain the answer, reply exactly: I don't know."
 )
 DONT_KNOW = "I don't know"
 #: Base models follow examples better than instructions: one answer found in the context, one not.
 COMPLETION_EXAMPLE = (
     "Example context:\n"
+    "[1] Trip, 2024-05-01\n"
     "Sam: The bus leaves at 7, don't be late\n"
     "Lee: I'll bring the tickets\n"
     "Q: When does the bus leave?\n"
-    "A: At 7.\n"
+    "A: At 7 [1].\n"
     "Q: What colour is Sam's car?\n"
     "A: I don't know.\n"
     "Q: Who is bringing the tickets?\n"
-    "A: Lee.\n"
+    "A: Lee [1].\n"
 )
 MAX_REPLAYED_TURNS = 6
 SUMMARY_TOKENS = 120
@@ -86,12 +88,15 @@ def summarise(turns: Sequence[Turn], count_tokens: Callable[[str], int], budget:
     return "\n".join(lines)
 
 
+def passage_body(match: Match, *, excerpts: bool = False) -> str:
+    """The lines of ``match`` the model reads."""
+    return match.excerpt if excerpts and match.excerpt else match.text
+
+
 def format_context(matches: Sequence[Match], *, excerpts: bool = False) -> str:
-    blocks = []
-    for match in matches:
-        body = match.excerpt if excerpts and match.excerpt else match.text
-        blocks.append(f"[{match.chat_title}, {match.day}]\n{body}")
-    return "\n\n".join(blocks)
+    """The passages, each headed by its number (what answers cite), chat and day."""
+    return "\n\n".join(f"{marker(number)} {match.chat_title}, {match.day}\n{passage_body(match, excerpts=excerpts)}"
+                        for number, match in enumerate(matches, start=1))
 
 
 @dataclass

@@ -8,14 +8,16 @@ be shown before the model says anything), then the answer's text pieces, then th
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 import apsw
 
-from gallery_app.core.chat.grounding import GroundingCheck, check_answer
-from gallery_app.core.chat.prompting import DONT_KNOW, Conversation, Prompt, PromptBuilder
-from gallery_app.core.chat.retrieval import ChatRetriever, Retrieval
+from gallery_app.core.chat.citations import citations, strip_markers
+from gallery_app.core.chat.evidence import ClosestMessage, closest_message
+from gallery_app.core.chat.grounding import GroundingCheck, check_answer, continues_chat_log
+from gallery_app.core.chat.prompting import DONT_KNOW, Conversation, Prompt, PromptBuilder, passage_body
+from gallery_app.core.chat.retrieval import ChatRetriever, Match, Retrieval
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
 
 
@@ -56,14 +58,26 @@ class Answer:
     search_query: str
     retrieval: Retrieval
     prompt: Prompt | None
+    #: What the person reads: the answer, or a plain "I don't know" and the closest message.
     text: str
     #: What the model wrote, before an unsupported answer was replaced by "I don't know".
     raw_text: str = ""
     grounding: GroundingCheck | None = None
+    #: The passages the answer rests on, as numbers of ``prompt.matches`` (1-based, as the model saw them).
+    citations: list[int] = field(default_factory=list)
+    #: Set when the answer is "I don't know" (the model's, or the grounding check's).
+    closest: ClosestMessage | None = None
+    declined: bool = False
 
     @property
     def knows(self) -> bool:
-        return DONT_KNOW.lower() not in self.text.lower() and self.text != NOTHING_FOUND
+        return bool(self.text) and not self.declined and self.text != NOTHING_FOUND
+
+    @property
+    def cited_matches(self) -> list[Match]:
+        if self.prompt is None:
+            return []
+        return [self.prompt.matches[n - 1] for n in self.citations if 0 < n <= len(self.prompt.matches)]
 
 
 def participants_of(conn: apsw.Connection, chat_ids: Sequence[int]) -> list[str]:
@@ -135,17 +149,39 @@ class ChatSession:
         else:
             participants = participants_of(self.conn, sorted({m.chat_id for m in retrieval.matches}))
             prompt = self.prompts.build(question, retrieval.matches, self.conversation, participants)
-            pieces = []
+            pieces: list[str] = []
+            # Pieces are held back while the answer's start could still be chat log ("Maya: …"), which
+            # must not reach the person even for the moment before it is replaced.
+            held: list[str] | None = []
             for piece in self.llm.stream_completion(prompt.tokens, max_tokens=prompt.answer_tokens, stop=prompt.stop,
                                                     cancel=cancel):
                 pieces.append(piece)
-                yield piece
-            raw = "".join(pieces).strip()
-            grounding = check_answer(raw, prompt.context, question)
-            text = raw if grounding.grounded or DONT_KNOW.lower() in raw.lower() else UNSUPPORTED
-            answer = Answer(question, query, retrieval, prompt, text, raw, grounding)
-        self.conversation.add(question, answer.text or NOTHING_FOUND)
+                if held is None:
+                    yield piece
+                    continue
+                held.append(piece)
+                if continues_chat_log("".join(pieces), participants, finished=False) is False:
+                    yield from held
+                    held = None
+            answer = self._finish(question, query, retrieval, prompt, "".join(pieces).strip(), participants)
+            if held and not answer.declined:
+                yield from held
+        # The next prompt replays this turn: as a plain answer, without passage numbers it no longer shows.
+        replayed = UNSUPPORTED if answer.declined else strip_markers(answer.text)
+        self.conversation.add(question, replayed or NOTHING_FOUND)
         yield answer
+
+    def _finish(self, question: str, query: str, retrieval: Retrieval, prompt: Prompt, raw: str,
+                participants: Sequence[str]) -> Answer:
+        """The answer to show: the model's, with its citations, or a plain decline and the closest message."""
+        # Passage numbers are not evidence: "[2]" in the context must not make "2 nights" supported.
+        grounding = check_answer(strip_markers(raw), strip_markers(prompt.context), question, participants)
+        if grounding.grounded and strip_markers(raw).strip() and DONT_KNOW.lower() not in raw.lower():
+            read = [passage_body(m, excerpts=self.prompts.excerpts) for m in prompt.matches]
+            return Answer(question, query, retrieval, prompt, raw, raw, grounding, citations(raw, read))
+        closest = closest_message(self.conn, retrieval.matches[0], question)
+        text = UNSUPPORTED + (f"\n{closest.describe()}" if closest else "")
+        return Answer(question, query, retrieval, prompt, text, raw, grounding, closest=closest, declined=True)
 
     def answer(self, question: str, **kwargs) -> Answer:
         """``ask`` without streaming: the finished Answer."""

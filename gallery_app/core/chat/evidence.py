@@ -1,0 +1,118 @@
+"""What an answer rests on, shown so the person can check it: which lines of a passage are the
+best-matching unit (``Match.focus_message_ids``), and the closest message when there is no answer.
+
+A passage's text is ``Name: text`` lines; which message a line came from is known only while
+importing, so it is derived again here from the passage's stored messages: every line is the
+start of what remains of its message's text (chunking splits a long message into several lines,
+each keeping the sender), in passage order. A line no message claims (a date line) has no owner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import apsw
+
+from gallery_app.core.chat.grounding import content_words
+from gallery_app.core.chat.repository import StoredMessage, messages_by_id
+from gallery_app.core.chat.retrieval import Match
+
+#: Characters of the closest message quoted in a decline; its whole text is in the chat viewer.
+CLOSEST_CHARS = 200
+
+
+@dataclass(frozen=True)
+class PassageLine:
+    text: str
+    #: The message the line belongs to (None: a line of no message, such as a date line).
+    message_id: int | None
+    #: The line belongs to the best-matching unit of its passage.
+    focus: bool = False
+
+
+def _squeeze(text: str) -> str:
+    return " ".join(text.split())
+
+
+def passage_lines(text: str, messages: Sequence[StoredMessage], focus_ids: Sequence[int] = ()) -> list[PassageLine]:
+    """``text``'s lines, each with the message (of ``messages``, in passage order) it belongs to."""
+    remaining = [_squeeze(m.text) for m in messages]
+    focus = set(focus_ids)
+    result: list[PassageLine] = []
+    current = 0
+    for line in text.split("\n"):
+        owner = _owner(line, messages, remaining, current)
+        if owner is not None:
+            body = _squeeze(line[len(messages[owner].sender or "") + 2:])
+            remaining[owner] = remaining[owner][len(body):].lstrip()
+            current = owner
+        message_id = messages[owner].id if owner is not None else None
+        result.append(PassageLine(line, message_id, message_id is not None and message_id in focus))
+    return result
+
+
+def _owner(line: str, messages: Sequence[StoredMessage], remaining: list[str], start: int) -> int | None:
+    """The index of the first message from ``start`` on whose remaining text ``line`` starts.
+
+    A line ends where its message's text has a space or ends ("ok" is not the start of "ok, see
+    you"); only a word chunking had to cut in half ends elsewhere, so that is the fallback.
+    """
+    fallback = None
+    for index in range(start, len(messages)):
+        prefix = f"{messages[index].sender}: "
+        if not line.startswith(prefix):
+            continue
+        body = _squeeze(line[len(prefix):])
+        if not body or not remaining[index].startswith(body):
+            continue
+        if remaining[index][len(body):len(body) + 1] in ("", " "):
+            return index
+        if fallback is None:
+            fallback = index
+    return fallback
+
+
+def match_lines(conn: apsw.Connection, match: Match, text: str | None = None) -> list[PassageLine]:
+    """The lines of ``text`` (default: the match's excerpt, else its passage) with owners and focus."""
+    by_id = {m.id: m for m in messages_by_id(conn, list(match.message_ids))}
+    ordered = [by_id[i] for i in match.message_ids if i in by_id]
+    return passage_lines(match.excerpt or match.text if text is None else text, ordered, match.focus_message_ids)
+
+
+@dataclass(frozen=True)
+class ClosestMessage:
+    """The message that came closest to answering: said plainly when the answer is "I don't know"."""
+
+    chat_id: int
+    message_id: int
+    sender: str
+    timestamp: datetime
+    text: str
+
+    @property
+    def heading(self) -> str:
+        return f"{self.sender}, {self.timestamp:%d %b %Y}"
+
+    @property
+    def quote(self) -> str:
+        text = _squeeze(self.text)
+        if len(text) <= CLOSEST_CHARS:
+            return text
+        cut = text[:CLOSEST_CHARS].rsplit(" ", 1)[0] or text[:CLOSEST_CHARS]
+        return cut.rstrip(",;:.") + "…"
+
+    def describe(self) -> str:
+        return f"Closest message: {self.heading}: {self.quote}"
+
+
+def closest_message(conn: apsw.Connection, match: Match, question: str = "") -> ClosestMessage | None:
+    """The best unit's message of ``match``; of several, the one sharing most words with ``question``."""
+    candidates = messages_by_id(conn, list(match.focus_message_ids or match.message_ids))
+    candidates = [m for m in candidates if m.sender and m.text.strip()]
+    if not candidates:
+        return None
+    asked = content_words(question)
+    best = max(candidates, key=lambda m: len(asked & content_words(m.text)))  # max keeps the first of equals
+    return ClosestMessage(best.chat_id, best.id, best.sender, best.timestamp, best.text)

@@ -1,0 +1,138 @@
+"""Evidence first: answers cite their passages, the best unit's lines are known, a decline shows the closest message."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from gallery_app.core.chat.citations import citations, cited_numbers, strip_markers
+from gallery_app.core.chat.evidence import closest_message, passage_lines
+from gallery_app.core.chat.importer import import_chat
+from gallery_app.core.chat.messages import MessageKind
+from gallery_app.core.chat.repository import StoredMessage
+from gallery_app.core.chat.session import UNSUPPORTED, Answer, ChatSession, MatchesFound
+from tests.chat_helpers import HashEmbedder, ScriptedLLM
+
+
+# --- citations -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("text,count,numbers", [
+    ("Daniel paid [1].", 3, [1]),
+    ("Daniel [2][1] and [3, 1].", 3, [2, 1, 3]),
+    ("[4] is not given, [2] is", 3, [2]),
+    ("In [2024] they went", 3, []),
+    ("No citation", 3, []),
+])
+def test_cited_numbers(text, count, numbers):
+    assert cited_numbers(text, count) == numbers
+
+
+def test_markers_are_stripped_with_their_space():
+    assert strip_markers("Daniel paid [1]. Maya booked [2, 3]") == "Daniel paid. Maya booked"
+
+
+def test_without_markers_the_passages_sharing_the_answers_words_are_cited_else_the_top_one():
+    passages = ["Maya: see you at the station", "Daniel: I put the room on my card"]
+    assert citations("Daniel put it on his card.", passages) == [2]
+    assert citations("Nothing in common.", passages) == [1]
+    assert citations("It was [2].", passages) == [2]
+    # Names in every passage do not tell them apart.
+    assert citations("Maya.", ["Maya: hi", "Maya: the room", "Maya: ok"]) == [1]
+    assert citations("Maya had the room.", ["Maya: hi", "Maya: the room", "Maya: ok"]) == [2]
+
+
+# --- which lines are the best unit -----------------------------------------------------------------
+def _message(message_id: int, sender: str, text: str) -> StoredMessage:
+    return StoredMessage(message_id, 1, datetime(2024, 6, 4, 9, message_id), sender, text, MessageKind.TEXT, None, None)
+
+
+def test_lines_map_to_their_messages_also_when_split_repeated_or_prefixed():
+    messages = [_message(1, "Maya", "ok, see you"), _message(2, "Maya", "ok"),
+                _message(3, "Daniel", "First sentence here. Second  sentence\nthird line"), _message(4, "Maya", "ok")]
+    text = ("2024-06-04\nMaya: ok, see you\nMaya: ok\nDaniel: First sentence here.\nDaniel: Second sentence\n"
+            "Daniel: third line\nMaya: ok")
+    lines = passage_lines(text, messages, focus_ids=[3])
+    assert [line.message_id for line in lines] == [None, 1, 2, 3, 3, 3, 4]
+    assert [line.text for line in lines if line.focus] == ["Daniel: First sentence here.", "Daniel: Second sentence",
+                                                           "Daniel: third line"]
+    # An excerpt starts inside the passage: "ok" is not the start of "ok, see you".
+    assert [line.message_id for line in passage_lines("Maya: ok\nDaniel: First sentence here.", messages)] == [2, 3]
+
+
+# --- the session: a continuation is replaced by the decline and the closest message ------------------
+CHAT = """04/06/2024, 09:30 - Maya: Did you sort out the hotel?
+04/06/2024, 09:36 - Daniel: I put the room on my card, we can sort it out later
+04/06/2024, 09:40 - Maya: Thanks! The cottage came to 340 for two nights
+05/06/2024, 18:00 - Maya: Shall we bring the board games?
+05/06/2024, 18:05 - Daniel: Yes, and the cards
+"""
+
+
+@pytest.fixture
+def chat_store(store, tmp_path):
+    export = tmp_path / "_chat.txt"
+    export.write_text(CHAT, "utf-8")
+    embedder = HashEmbedder()
+    import_chat(store, export, embedder)
+    return store, embedder
+
+
+def _ask(chat_store, pieces, question="Who put the room on the card?"):
+    store, embedder = chat_store
+    session = ChatSession(store, embedder, ScriptedLLM(pieces), k=2)
+    events = list(session.ask(question))
+    assert isinstance(events[0], MatchesFound) and isinstance(events[-1], Answer)
+    return session, [e for e in events if isinstance(e, str)], events[-1]
+
+
+@pytest.mark.parametrize("pieces", [
+    ["Sophia", " H.:", " Ich", " werd", "…"],
+    ["Maya", ": Thanks", "!"],
+    ["[04/06/2024, ", "09:37]", " Daniel: ok"],
+    ["<Media", " omitted>"],
+    ["\u200eimage", " omitted"],
+])
+def test_a_chat_log_continuation_becomes_the_decline_and_the_closest_message(chat_store, pieces):
+    session, streamed, answer = _ask(chat_store, pieces)
+    assert answer.declined and not answer.knows
+    assert answer.text == (f"{UNSUPPORTED}\n"
+                           "Closest message: Daniel, 04 Jun 2024: I put the room on my card, we can sort it out later")
+    assert answer.closest.message_id in answer.retrieval.matches[0].focus_message_ids  # the best unit's message
+    assert answer.raw_text == "".join(pieces).strip()  # what the model wrote is kept
+    assert not streamed  # none of it reached the person, not even while it was being written
+    assert answer.grounding.chat_log
+    assert session.conversation.turns[-1].answer == UNSUPPORTED
+
+
+def test_the_models_own_dont_know_also_gets_the_closest_message(chat_store):
+    _session, _streamed, answer = _ask(chat_store, ["I don't", " know."])
+    assert answer.declined and answer.text.startswith(UNSUPPORTED) and "Closest message: Daniel, 04 Jun 2024" in answer.text
+
+
+def test_a_cited_answer_streams_and_records_its_citation(chat_store):
+    session, streamed, answer = _ask(chat_store, ["Daniel", " put it on", " his card", " [1]."])
+    assert not answer.declined and answer.knows and answer.closest is None
+    assert "".join(streamed) == "Daniel put it on his card [1]." == answer.text
+    assert answer.citations == [1] and answer.cited_matches == [answer.prompt.matches[0]]
+    assert "[1] " in answer.prompt.context and "[2] " in answer.prompt.context  # the prompt numbers its passages
+    assert session.conversation.turns[-1].answer == "Daniel put it on his card."  # replayed without the marker
+
+
+def test_an_answer_without_markers_cites_the_passage_it_shares_words_with(chat_store):
+    _session, _streamed, answer = _ask(chat_store, ["Daniel", " put the room on his card."])
+    numbers = answer.citations
+    assert len(numbers) == 1 and "I put the room on my card" in answer.prompt.matches[numbers[0] - 1].text
+
+
+def test_a_passage_number_is_not_evidence_for_a_number(chat_store):
+    _session, _streamed, answer = _ask(chat_store, ["2", " nights."], "How long did they stay?")
+    assert answer.declined and answer.grounding.unsupported == ["2"]
+
+
+def test_closest_message_prefers_the_focus_message_sharing_the_questions_words(chat_store):
+    store, embedder = chat_store
+    session = ChatSession(store, embedder, None, k=2)
+    match = session.retriever.retrieve("cottage price two nights", k=1).matches[0]
+    closest = closest_message(store, match, "How much was the cottage for two nights?")
+    assert closest.sender == "Maya" and closest.text.startswith("Thanks! The cottage")
+    assert closest.describe() == "Closest message: Maya, 04 Jun 2024: Thanks! The cottage came to 340 for two nights"
