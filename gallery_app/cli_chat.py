@@ -8,14 +8,23 @@ import sys
 from pathlib import Path
 
 
-def _print_passages(found, stream=None) -> None:
+#: Marks the lines of a passage's best-matching messages.
+FOCUS_MARK = "▶"
+
+
+def _print_passages(found, stream=None, lines=None) -> None:
+    """``lines``: per chunk id, the passage's ``PassageLine``s (which lines are the best match)."""
     stream = stream or sys.stdout
     searched = found.search_query != found.question
     print(found.retrieval.describe() + (f" (searched for: {found.search_query})" if searched else ""), file=stream)
     for match in found.retrieval.matches:
         print(f"  ── {match.chat_title} · {match.day} · similarity {match.similarity:.2f}", file=stream)
-        for line in match.text.split("\n"):
-            print(f"     {line}", file=stream)
+        marked = (lines or {}).get(match.chunk_id)
+        for line in marked or match.text.split("\n"):
+            if isinstance(line, str):
+                print(f"     {line}", file=stream)
+            else:
+                print(f"   {FOCUS_MARK if line.focus else ' '} {line.text}", file=stream)
     if found.retrieval.unindexed:
         print(f"  ({found.retrieval.unindexed} passages are not indexed for this model yet: "
               "run gallery-app-cli chat reindex)", file=stream)
@@ -83,18 +92,32 @@ def _session(args: argparse.Namespace):
                        follow_ups=FollowUps(args.follow_ups), chats=args.chat or None, answer_tokens=args.answer_tokens)
 
 
+def _sources(answer) -> str:
+    cited = ", ".join(f"[{n}] {m.chat_title}, {m.day}" for n, m in zip(answer.citations, answer.cited_matches))
+    return f"Sources: {cited}" if cited else ""
+
+
 def _ask(session, question: str, show_prompt: bool) -> None:
+    from gallery_app.core.chat.evidence import match_lines
     from gallery_app.core.chat.session import Answer, MatchesFound
 
+    streamed: list[str] = []
     for event in session.ask(question):
         if isinstance(event, MatchesFound):
-            _print_passages(event)
+            lines = {m.chunk_id: match_lines(session.conn, m, m.text) for m in event.retrieval.matches}
+            _print_passages(event, lines=lines)
             print()
         elif isinstance(event, Answer):
+            if event.text != "".join(streamed).strip():
+                # Nothing was streamed (a decline), or the grounding check replaced what was.
+                print(("\n" if streamed else "") + event.text, end="")
             print()
+            if _sources(event):
+                print(_sources(event))
             if show_prompt and event.prompt is not None:
                 print(f"\n── prompt sent ({len(event.prompt.tokens)} tokens) ──\n{event.prompt.text}\n── end of prompt ──")
         else:
+            streamed.append(event)
             print(event, end="", flush=True)
 
 

@@ -136,3 +136,22 @@ def test_closest_message_prefers_the_focus_message_sharing_the_questions_words(c
     closest = closest_message(store, match, "How much was the cottage for two nights?")
     assert closest.sender == "Maya" and closest.text.startswith("Thanks! The cottage")
     assert closest.describe() == "Closest message: Maya, 04 Jun 2024: Thanks! The cottage came to 340 for two nights"
+
+
+# --- the same evidence on the command line ------------------------------------------------------------
+def test_cli_marks_the_best_units_lines_and_prints_sources_or_the_closest_message(chat_store, capsys):
+    from gallery_app.cli_chat import FOCUS_MARK, _ask as cli_ask
+
+    store, embedder = chat_store
+    cli_ask(ChatSession(store, embedder, ScriptedLLM(["Daniel", " did [1]."]), k=2), "Who put the room on the card?",
+            False)
+    out = capsys.readouterr().out
+    marked = [line.strip() for line in out.splitlines() if line.strip().startswith(FOCUS_MARK)]
+    assert marked and all(": " in line for line in marked)
+    assert "Daniel did [1].\nSources: [1] " in out
+
+    cli_ask(ChatSession(store, embedder, ScriptedLLM(["Philip P.:", " 10€"]), k=2), "Who put the room on the card?",
+            False)
+    out = capsys.readouterr().out
+    assert "Philip" not in out
+    assert f"{UNSUPPORTED}\nClosest message: Daniel, 04 Jun 2024: I put the room on my card" in out
