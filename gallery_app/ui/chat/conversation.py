@@ -7,6 +7,8 @@ person has scrolled up to read.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from datetime import date
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
@@ -14,11 +16,17 @@ from PySide6.QtGui import QCursor, QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QScrollArea, \
     QSizePolicy, QVBoxLayout, QWidget
 
+from gallery_app.core.chat.evidence import PassageLine
 from gallery_app.core.chat.retrieval import Match, Retrieval
+from gallery_app.core.chat.session import UNSUPPORTED, Answer
+from gallery_app.ui.chat.viewer import HIGHLIGHT
 
 #: Lines of a passage shown in its card; the viewer shows all of it.
 CARD_LINES = 6
 BUBBLE_MAX_WIDTH = 680
+#: How a passage card marks the lines of its best-matching messages (the viewer's highlight colour).
+FOCUS_STYLE = f"background-color: {HIGHLIGHT.name()}; color: black;"
+_CITATION = re.compile(r"\[(\d{1,2})\]")
 
 STYLE = """
 QFrame#question { background: #dcebff; border-radius: 10px; }
@@ -101,6 +109,7 @@ class TextTurn(Turn):
 
     def set_text(self, text: str) -> None:
         self._pieces = [text]
+        self.label.setTextFormat(Qt.TextFormat.PlainText)
         self.label.setText(text)
 
     def streamed_text(self) -> str:
@@ -143,20 +152,30 @@ class PassageCard(QFrame):
                    f"similarity {match.similarity:.3f}")
         self.heading = _label(heading, rich=True, selectable=False)
         layout.addWidget(self.heading)
-        lines = (match.excerpt or match.text).split("\n")
-        shown = lines[:CARD_LINES]
-        html = "<br>".join(self._line(line) for line in shown)
-        if len(lines) > CARD_LINES:
-            html += f"<br><i>… {len(lines) - CARD_LINES} more lines</i>"
-        self.lines = _label(html, rich=True, selectable=False)
+        self.lines = _label("", rich=True, selectable=False)
         layout.addWidget(self.lines)
+        #: The lines on the card, with which of them are the best match (none until ``set_lines``).
+        self.shown: list[PassageLine] = []
+        self.set_lines([PassageLine(line, None) for line in (match.excerpt or match.text).split("\n")])
+
+    def set_lines(self, lines: Sequence[PassageLine]) -> None:
+        """Shows up to CARD_LINES of ``lines``, starting just above the first best-matching one, highlighted."""
+        focus = [i for i, line in enumerate(lines) if line.focus]
+        start = max(0, min(focus[0] - 1 if focus else 0, len(lines) - CARD_LINES))
+        if focus and focus[-1] >= start + CARD_LINES:
+            start = focus[0]  # the best match is longer than the card: show as much of it as fits
+        self.shown = list(lines[start:start + CARD_LINES])
+        parts = [f"<i>… {start} earlier lines</i>"] if start else []
+        parts += [self._line(line) for line in self.shown]
+        if len(lines) > start + CARD_LINES:
+            parts.append(f"<i>… {len(lines) - start - CARD_LINES} more lines</i>")
+        self.lines.setText("<br>".join(parts))
 
     @staticmethod
-    def _line(line: str) -> str:
-        sender, sep, text = line.partition(": ")
-        if sep and len(sender) <= 40:
-            return f"<b>{_escape(sender)}:</b> {_escape(text)}"
-        return _escape(line)
+    def _line(line: PassageLine) -> str:
+        sender, sep, text = line.text.partition(": ")
+        html = f"<b>{_escape(sender)}:</b> {_escape(text)}" if sep and len(sender) <= 40 else _escape(line.text)
+        return f'<span style="{FOCUS_STYLE}">{html}</span>' if line.focus else html
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         if event.button() == Qt.MouseButton.LeftButton and self.rect().contains(event.position().toPoint()):
@@ -190,6 +209,66 @@ class PassagesTurn(Turn):
         for card in self.cards:
             card.clicked.connect(self.passage_clicked)
             self.body.addWidget(card)
+
+    def set_lines(self, lines: dict[int, list[PassageLine]]) -> None:
+        """Per chunk id, the lines of that passage with its best-matching ones marked."""
+        for card in self.cards:
+            if lines.get(card.match.chunk_id):
+                card.set_lines(lines[card.match.chunk_id])
+
+
+class AnswerTurn(TextTurn):
+    """The answer: streamed as plain text, then shown with its citations as links to the passages."""
+
+    #: A cited passage was clicked (the Match, as the model was given it).
+    passage_clicked = Signal(object)
+    #: The closest message of a decline was clicked: (chat id, message id).
+    message_clicked = Signal(int, int)
+
+    def __init__(self, parent=None):
+        super().__init__("answer", "", title="Answer", parent=parent)
+        self.answer: Answer | None = None
+        self.sources: list[QLabel] = []
+        self.label.linkActivated.connect(self._link)
+
+    def show_answer(self, answer: Answer) -> None:
+        self.answer = answer
+        if answer.declined and answer.closest is not None:
+            closest = answer.closest
+            html = (f"{_escape(UNSUPPORTED)}<br>Closest message: <a href=\"closest\">{_escape(closest.heading)}</a>: "
+                    f"{_escape(closest.quote)}")
+        else:
+            valid = set(answer.citations)
+            html = _CITATION.sub(lambda m: f'<a href="cite:{m.group(1)}">[{m.group(1)}]</a>'
+                                 if int(m.group(1)) in valid else m.group(0), _escape(answer.text))
+            html = html.replace("\n", "<br>")
+        self._pieces = [answer.text]
+        _make_links(self.label)
+        self.label.setText(html)
+        for number, match in zip(answer.citations, answer.cited_matches):
+            source = _label(f'<a href="cite:{number}">[{number}]</a> {_escape(match.chat_title)} · {nice_day(match.day)}',
+                            rich=True, quiet=True)
+            _make_links(source)
+            source.linkActivated.connect(self._link)
+            self.sources.append(source)
+            self.body.insertWidget(self.body.indexOf(self.status), source)
+
+    def _link(self, href: str) -> None:
+        answer = self.answer
+        if answer is None:
+            return
+        if href == "closest" and answer.closest is not None:
+            self.message_clicked.emit(answer.closest.chat_id, answer.closest.message_id)
+        elif href.startswith("cite:"):
+            number = int(href.removeprefix("cite:"))
+            if number in answer.citations:
+                self.passage_clicked.emit(answer.cited_matches[answer.citations.index(number)])
+
+
+def _make_links(label: QLabel) -> None:
+    label.setTextFormat(Qt.TextFormat.RichText)
+    label.setOpenExternalLinks(False)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
 
 
 class _Content(QWidget):

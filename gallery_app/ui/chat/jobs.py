@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gallery_app.core.chat.evidence import PassageLine, match_lines
 from gallery_app.core.chat.importer import ImportSummary, import_chat
 from gallery_app.core.chat.prompting import Conversation
 from gallery_app.core.chat.repository import ChatInfo, StoredMessage, chat_messages, get_chat, list_chats
@@ -36,6 +37,13 @@ class LlmMissing:
     """No language model: the passages are still shown, and this says how to get one."""
 
     error: AppError
+
+
+@dataclass(frozen=True)
+class PassageLines:
+    """Right after MatchesFound: per chunk id, the lines its card shows, the best-matching ones marked."""
+
+    lines: dict[int, list[PassageLine]]
 
 
 @dataclass(frozen=True)
@@ -98,7 +106,8 @@ def import_files(context: WorkerContext, services, paths: Sequence[Path]) -> Ite
 
 def ask(context: WorkerContext, services, question: str, conversation: Conversation,
         chats: Sequence[int] | None) -> Iterator[object]:
-    """Yields Status notes, then the session's MatchesFound, answer pieces and Answer (see ``ChatSession.ask``).
+    """Yields Status notes, then the session's MatchesFound (and PassageLines), answer pieces and Answer
+    (see ``ChatSession.ask``).
 
     The conversation object belongs to the pane; one question runs at a time, so the session adds
     this turn to it when the answer is complete, and the next question is a follow-up of this one.
@@ -124,6 +133,8 @@ def ask(context: WorkerContext, services, question: str, conversation: Conversat
             yield Status("Searching your chats…")
         for event in session.ask(question, cancel=lambda: context.cancelled):
             yield event
+            if isinstance(event, MatchesFound) and event.retrieval.matches:
+                yield PassageLines({m.chunk_id: match_lines(conn, m) for m in event.retrieval.matches})
             if isinstance(event, MatchesFound) and event.retrieval.matches and llm is not None \
                     and not getattr(llm, "loaded", True):
                 # The passages are on screen; now the seconds it takes to read the weights.

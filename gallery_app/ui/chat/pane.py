@@ -21,7 +21,8 @@ from gallery_app.core.chat.session import Answer, MatchesFound
 from gallery_app.core.errors import AppError
 from gallery_app.ui.chat import jobs
 from gallery_app.ui.chat.chat_list import ChatIdRole, ChatListDelegate, ChatListModel
-from gallery_app.ui.chat.conversation import STYLE, ConversationView, PassagesTurn, QuestionBox, TextTurn
+from gallery_app.ui.chat.conversation import STYLE, AnswerTurn, ConversationView, PassagesTurn, QuestionBox, \
+    TextTurn
 from gallery_app.ui.chat.viewer import ChatViewer
 from gallery_app.ui.workers import Worker
 
@@ -40,7 +41,8 @@ class ChatPane(QWidget):
         self.services = services
         self.conversation = Conversation()
         self._ask_worker: Worker | None = None
-        self._answer_turn: TextTurn | None = None
+        self._answer_turn: AnswerTurn | None = None
+        self._passages_turn: PassagesTurn | None = None
         self._jobs = 0
         self.viewers: list[ChatViewer] = []
         self.setAcceptDrops(True)
@@ -173,7 +175,9 @@ class ChatPane(QWidget):
             return None
         self._add_turn(TextTurn("question", question))
         self._passages_turn = None
-        self._answer_turn = self._add_turn(TextTurn("answer", "", title="Answer"))
+        self._answer_turn = self._add_turn(AnswerTurn())
+        self._answer_turn.passage_clicked.connect(self._passage_clicked)
+        self._answer_turn.message_clicked.connect(self._message_clicked)
         self._answer_turn.set_status("Thinking…")
         worker = Worker(jobs.ask, self.services, question, self.conversation, self.selected_chat_ids())
         worker.signals.yielded.connect(self._ask_event)
@@ -327,13 +331,16 @@ class ChatPane(QWidget):
                           "The passages below are what your chats say about it.")
         elif isinstance(event, MatchesFound):
             passages = PassagesTurn(event.retrieval, event.search_query, event.question)
-            self._add_turn(passages, before=turn)  # above the answer bubble, which stays last
+            self._passages_turn = self._add_turn(passages, before=turn)  # above the answer bubble, which stays last
             turn.set_status("Writing the answer…" if event.retrieval.matches else "")
+        elif isinstance(event, jobs.PassageLines):
+            if self._passages_turn is not None:
+                self._passages_turn.set_lines(event.lines)
         elif isinstance(event, Answer):
-            if event.text and event.text != turn.streamed_text():
-                # The grounding check replaced what the model wrote, or nothing was streamed.
-                turn.set_text(event.text)
-            elif not event.text and not turn.streamed_text():
+            if event.text:
+                # Also when the grounding check replaced what the model wrote, or nothing was streamed.
+                turn.show_answer(event)
+            elif not turn.streamed_text():
                 turn.set_text("No answer was written.")
             turn.set_status("")
         elif isinstance(event, str):
@@ -360,11 +367,15 @@ class ChatPane(QWidget):
     def _ask_finished(self) -> None:
         self._ask_worker = None
         self._answer_turn = None
+        self._passages_turn = None
         self._update_buttons()
         self.input.setFocus()
 
     def _passage_clicked(self, match) -> None:
         self.open_viewer(match.chat_id, list(match.focus_message_ids or match.message_ids), match.chat_title)
+
+    def _message_clicked(self, chat_id: int, message_id: int) -> None:
+        self.open_viewer(chat_id, [message_id])
 
     # --- drag and drop --------------------------------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
