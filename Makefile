@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS := $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: run test test-fast bench random-clip lint venv system-deps clean screenshots package install-desktop
+.PHONY: run test test-fast bench eval random-clip lint venv system-deps clean screenshots package install-desktop
 
 $(STAMP): pyproject.toml requirements/offline-models.txt requirements/constraints.txt
 	@scripts/system-deps.sh
@@ -29,6 +29,11 @@ test-fast: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/store_knn.py
+
+# Chat retrieval and answers on the demo question sets and the real chats of ../shared/fixtures/chat_qa
+# (one table; every miss in .cache/chat_eval_misses.jsonl). EVAL_ARGS="--retrieval-only" skips answering.
+eval: $(STAMP)
+	$(BIN)/python bench/chat_eval.py $(EVAL_ARGS)
 
 # A CLIP ViT-B/32 with random weights (speed benchmarks only) as a models folder:
 # GALLERY_APP_MODELS_DIR=$(RANDOM_CLIP_DIR). Installs the bench extra (torch, transformers) on first use.

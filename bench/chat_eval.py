@@ -1,30 +1,49 @@
-"""Retrieval and answer quality on a chat and its questions.
+"""Retrieval and answer quality on chats and their questions.
 
-    python bench/chat_eval.py QUESTIONS CHAT [--embedder SPEC] [--llm SPEC] [--retrieval-only]
+    python bench/chat_eval.py                       # every set: the demo sets and the real chats
+    python bench/chat_eval.py QUESTIONS CHAT        # one set
+    python bench/chat_eval.py --set dutch_friends --set demo --retrieval-only
 
-QUESTIONS is a JSON Lines file (one object per line: id, question, previous_question, kind,
-gold_lines, answer_keywords); CHAT a WhatsApp export. The chat is imported into a temporary
-store. recall@k is the share of answerable questions with at least one of their gold messages
-(each gold line is the header of a message that answers the question) in the top k passages. Follow-ups are asked after their
-previous question in the same conversation. With an LLM, it also reports the share of answers
-containing an expected keyword and the share of "don't know" on unanswerable questions.
+A set is a JSON Lines file of questions (one object per line: id, question, previous_question,
+kind, gold_lines, answer_keywords; the format of ../shared/fixtures/chat_qa, read unchanged) and
+the WhatsApp export it is about. Each chat is imported once into a temporary store. recall@k is the
+share of answerable questions with at least one of their gold messages (each gold line is the
+header of a message that answers it) in the top k passages. Follow-ups are asked after their
+previous question in the same conversation, as the app asks them. With an LLM it also reports the
+share of answers containing an expected keyword and of "don't know" on unanswerable questions.
+Every miss (rank of the first gold passage up to 50, the query searched, the gold messages and the
+top passages) goes to a file you can read (--misses).
 SPEC is a model setting: a role default, a model key, or a model file/folder.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
 import tempfile
 import time
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 
-KS = (1, 3, 5)
+KS = (1, 3, 5, 10)
+#: Passages retrieved per question: enough to tell "ranked low" from "never found".
+DEEPEST_RANK = 50
+DEMO_CHAT = REPO / "resources" / "demo" / "chats" / "weekend_away" / "_chat.txt"
+CHAT_QA = REPO.parent / "shared" / "fixtures" / "chat_qa"
+SETS = {
+    "demo": (REPO / "resources" / "demo" / "questions.jsonl", DEMO_CHAT),
+    "demo-multilingual": (REPO / "resources" / "demo" / "questions_multilingual.jsonl", DEMO_CHAT),
+    "dutch_friends": (CHAT_QA / "dutch_friends.questions.jsonl", CHAT_QA / "dutch_friends.txt"),
+    "english_students": (CHAT_QA / "english_students.questions.jsonl", CHAT_QA / "english_students.txt"),
+}
+REAL_SETS = ("dutch_friends", "english_students")
 
 
 def load_questions(path: Path) -> list[dict]:
@@ -39,15 +58,231 @@ def load_questions(path: Path) -> list[dict]:
     return questions
 
 
+class CachedEmbedder:
+    """An embedder that remembers vectors by text, so trying a retrieval variant re-embeds only new units.
+
+    For development only (``--cache``): import seconds measured through it are not the app's.
+    """
+
+    def __init__(self, inner, folder: Path):
+        self.inner = inner
+        self.path = folder / f"{inner.model_key}.npz"
+        self.vectors: dict[str, object] = {}
+        if self.path.exists():
+            import numpy as np
+
+            data = np.load(self.path)
+            self.vectors = dict(zip(data["keys"].tolist(), data["vectors"]))
+
+    @staticmethod
+    def _key(text: str, is_query: bool) -> str:
+        return hashlib.sha1(f"{int(is_query)}\0{text}".encode("utf-8")).hexdigest()
+
+    def _embed(self, texts, is_query: bool):
+        import numpy as np
+
+        keys = [self._key(text, is_query) for text in texts]
+        todo = [i for i, key in enumerate(keys) if key not in self.vectors]
+        if todo:
+            fresh = (self.inner.embed_query(texts[todo[0]])[None] if is_query
+                     else self.inner.embed_passages([texts[i] for i in todo]))
+            for i, vector in zip(todo, fresh):
+                self.vectors[keys[i]] = vector
+        if not keys:
+            return np.zeros((0, self.inner.dims), np.float32)
+        return np.stack([self.vectors[key] for key in keys])
+
+    def embed_passages(self, texts):
+        return self._embed(list(texts), False)
+
+    def embed_query(self, text):
+        return self._embed([text], True)[0]
+
+    def save(self) -> None:
+        import numpy as np
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        keys = list(self.vectors)
+        tmp = self.path.with_suffix(".tmp.npz")
+        np.savez(tmp, keys=np.array(keys), vectors=np.stack([self.vectors[k] for k in keys]))
+        tmp.replace(self.path)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+@dataclass
+class SetResult:
+    name: str
+    recall: dict = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
+    misses: list = field(default_factory=list)
+    keyword_hits: list = field(default_factory=list)
+    dont_know: list = field(default_factory=list)
+    import_seconds: float = 0.0
+    windows: int = 0
+    passages: int = 0
+    messages: int = 0
+
+
+@dataclass
+class ImportedChat:
+    conn: object
+    chat_id: int
+    line_to_message: dict
+    seconds: float
+    summary: object
+
+
+def import_for_eval(chat: Path, embedder, config) -> ImportedChat:
+    from gallery_app.core.chat.importer import import_chat
+    from gallery_app.core.store import open_store
+
+    conn = open_store(Path(tempfile.mkdtemp(prefix="chat-eval-db-")) / "eval.db")
+    started = time.perf_counter()
+    summary = import_chat(conn, chat, embedder, config=config)
+    seconds = time.perf_counter() - started
+    line_to_message = dict(conn.execute("SELECT source_line, id FROM messages WHERE chat_id = ?", (summary.chat_id,)))
+    return ImportedChat(conn, summary.chat_id, line_to_message, seconds, summary)
+
+
+def evaluate(name: str, questions: list[dict], chat: ImportedChat, embedder, llm, options) -> SetResult:
+    from gallery_app.core.chat.session import ChatSession
+
+    result = SetResult(name, import_seconds=chat.seconds, windows=chat.summary.windows_added,
+                       passages=chat.summary.passages_added, messages=chat.summary.messages_in_file)
+    conn = chat.conn
+    for item in questions:
+        session = ChatSession(conn, embedder, llm, k=DEEPEST_RANK, **options.session)
+        if item["previous_question"]:
+            # The previous turn as the app has it: its passages (and, when answering, the real answer).
+            if llm is not None:
+                session.k = options.passages
+                session.answer(item["previous_question"])
+                session.k = DEEPEST_RANK
+            else:
+                session.remember(item["previous_question"], session.retrieve(item["previous_question"])[1], "")
+        query, retrieval = session.retrieve(item["question"])
+        gold = {chat.line_to_message[line] for line in item["gold_lines"] if line in chat.line_to_message}
+        if item["gold_lines"] and len(gold) != len(item["gold_lines"]):
+            print(f"warning: {name} {item['id']}: gold lines {item['gold_lines']} are not all message headers",
+                  file=sys.stderr)
+        ranks = [rank for rank, match in enumerate(retrieval.matches, start=1) if gold & set(match.message_ids)]
+        first = ranks[0] if ranks else None
+        if gold:
+            for k in KS:
+                value = 1.0 if first is not None and first <= k else 0.0
+                result.recall[item["kind"]][k].append(value)
+                result.recall["overall"][k].append(value)
+            if first is None or first > 3:
+                result.misses.append(_miss(conn, item, query, retrieval, gold, first))
+        text = ""
+        if llm is not None:
+            session.k = options.passages
+            answer = session.answer(item["question"])
+            text = answer.text
+            if item["answer_keywords"]:
+                result.keyword_hits.append(any(word in text.lower() for word in item["answer_keywords"]))
+            elif not item["gold_lines"]:
+                result.dont_know.append(_is_dont_know(text))
+        if options.verbose:
+            print(f"{name:<18} {item['id']:<6} {item['kind']:<14} rank {first or '-':<3} q={query!r}"
+                  + (f" → {text!r}" if llm is not None else ""))
+    if options.in_a_row:
+        _in_a_row(result, questions, chat, embedder, options)
+    return result
+
+
+def _in_a_row(result: SetResult, questions: list[dict], chat: ImportedChat, embedder, options) -> None:
+    """Standalone questions asked one after another in one conversation, as a person asks them.
+
+    Follow-up handling must not cost a question that is not a follow-up: recorded apart from
+    ``overall`` as the kind "(in a row)".
+    """
+    from gallery_app.core.chat.session import ChatSession
+
+    session = ChatSession(chat.conn, embedder, None, k=DEEPEST_RANK, **options.session)
+    for item in questions:
+        query, retrieval = session.retrieve(item["question"])
+        session.remember(item["question"], retrieval, "")
+        gold = {chat.line_to_message[line] for line in item["gold_lines"] if line in chat.line_to_message}
+        if not gold or item["previous_question"]:
+            continue
+        ranks = [rank for rank, match in enumerate(retrieval.matches, start=1) if gold & set(match.message_ids)]
+        for k in KS:
+            result.recall["(in a row)"][k].append(1.0 if ranks and ranks[0] <= k else 0.0)
+
+
+def _miss(conn, item: dict, query: str, retrieval, gold: set[int], first: int | None) -> dict:
+    from gallery_app.core.chat.repository import messages_by_id
+
+    def line_of(message) -> str:
+        return f"{message.timestamp:%Y-%m-%d %H:%M} {message.sender}: {message.text[:300]}"
+
+    return {
+        "id": item["id"], "kind": item["kind"], "question": item["question"], "searched": query,
+        "rank": first if first is not None else f">{DEEPEST_RANK}",
+        "gold": [line_of(m) for m in messages_by_id(conn, sorted(gold))],
+        "top": [{"day": m.day, "similarity": round(m.similarity, 3),
+                 "best": [line_of(x) for x in messages_by_id(conn, m.focus_message_ids)]}
+                for m in retrieval.matches[:3]],
+    }
+
+
+def _is_dont_know(text: str) -> bool:
+    lowered = text.lower().replace("’", "'")
+    return any(phrase in lowered for phrase in ("don't know", "couldn't find", "do not know", "doesn't say",
+                                                "don't say", "not in the messages"))
+
+
+def print_table(results: list[SetResult], header: str) -> None:
+    print(header)
+    columns = f"{'set':<18} {'kind':<14} {'n':>3} " + " ".join(f"{'R@' + str(k):>5}" for k in KS)
+    print(columns + "  misses (rank of first gold passage)")
+    print("-" * (len(columns) + 40))
+    for result in results:
+        kinds = sorted(k for k in result.recall if k not in ("overall", "(in a row)")) + ["overall"]
+        kinds += ["(in a row)"] if "(in a row)" in result.recall else []
+        for kind in kinds:
+            row = result.recall[kind]
+            n = len(row[1])
+            ranks = [str(miss["rank"]) for miss in result.misses if kind in ("overall", miss["kind"])]
+            print(f"{result.name:<18} {kind:<14} {n:>3} " + " ".join(f"{sum(row[k]) / n:>5.2f}" for k in KS)
+                  + ("  " + " ".join(ranks) if ranks and kind not in ("overall", "(in a row)") else ""))
+        seconds = result.import_seconds
+        extra = ""
+        if result.keyword_hits:
+            extra += f" · answers with a keyword {sum(result.keyword_hits)}/{len(result.keyword_hits)}"
+        if result.dont_know:
+            extra += f" · \"don't know\" on unanswerable {sum(result.dont_know)}/{len(result.dont_know)}"
+        print(f"{result.name:<18} import {seconds:.1f} s: {result.messages} messages, {result.passages} passages, "
+              f"{result.windows} units, {result.windows / max(seconds, 1e-9):.1f} units/s{extra}")
+    overall = [f"{r.name} {sum(r.recall['overall'][3]) / max(1, len(r.recall['overall'][3])):.2f}" for r in results]
+    print("summary: R@3 " + " · ".join(overall))
+
+
+@dataclass
+class Options:
+    session: dict
+    passages: int
+    verbose: bool
+    in_a_row: bool = False
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[1], formatter_class=argparse.RawTextHelpFormatter)
-    parser.add_argument("questions", type=Path)
-    parser.add_argument("chat", type=Path)
+    parser.add_argument("questions", type=Path, nargs="?", help="one question file (with CHAT)")
+    parser.add_argument("chat", type=Path, nargs="?", help="the export the questions are about")
+    parser.add_argument("--set", action="append", choices=sorted(SETS), dest="sets",
+                        help="a named set (repeatable; default: all whose files exist)")
     parser.add_argument("--embedder", help="text-embedder setting (default: the role's default)")
     parser.add_argument("--llm", help="chat-llm setting (default: the role's default)")
     parser.add_argument("--retrieval-only", action="store_true", help="skip answering")
-    parser.add_argument("--follow-ups", choices=["none", "previous", "rewrite"], default=None)
-    parser.add_argument("--keywords", choices=["on", "off"], default=None, help="fuse FTS5 keyword search")
+    parser.add_argument("--answers", choices=["all", "real", "none"], default="all",
+                        help="which sets are answered by the LLM (default all; --retrieval-only = none)")
+    parser.add_argument("--follow-ups", choices=["none", "previous", "rewrite", "neighbourhood"], default=None)
+    parser.add_argument("--keywords", choices=["on", "off"], default=None, help="fuse keyword search")
+    parser.add_argument("--rare-words", choices=["on", "off"], default=None,
+                        help="lift passages sharing a rare word with the question")
     parser.add_argument("--chunk-tokens", type=int, default=None)
     parser.add_argument("--include-date", action="store_true")
     parser.add_argument("--window-messages", type=int, default=None, help="messages per search window")
@@ -55,102 +290,97 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--passages", type=int, default=6, help="passages given to the LLM")
     parser.add_argument("--context", choices=["excerpts", "passages"], default=None,
                         help="give the LLM focused excerpts or whole passages")
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="remember unit vectors in this folder between runs (development; import times lie)")
+    parser.add_argument("--misses", type=Path, default=REPO / ".cache" / "chat_eval_misses.jsonl",
+                        help="where every miss is written (default .cache/chat_eval_misses.jsonl)")
+    parser.add_argument("--constant", action="append", default=[], metavar="NAME=VALUE",
+                        help="override a retrieval constant, e.g. FOLLOW_UP_LIFT=0.75 (for recording variants)")
+    parser.add_argument("--in-a-row", action="store_true",
+                        help="also ask the standalone questions one after another in one conversation")
     parser.add_argument("--verbose", action="store_true", help="print every question's outcome")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if (args.questions is None) != (args.chat is None):
+        parser.error("give QUESTIONS and CHAT together")
+    if args.retrieval_only:
+        args.answers = "none"
+    return args
+
+
+def chosen_sets(args) -> list[tuple[str, Path, Path]]:
+    if args.questions is not None:
+        return [(args.questions.stem, args.questions, args.chat)]
+    names = args.sets or list(SETS)
+    chosen = []
+    for name in names:
+        questions, chat = SETS[name]
+        if questions.exists() and chat.exists():
+            chosen.append((name, questions, chat))
+        elif args.sets:
+            raise SystemExit(f"{name}: {questions} or {chat} is missing")
+        else:
+            print(f"skipping {name}: {chat.parent} is not here (the real chats live in ../shared/fixtures/chat_qa)",
+                  file=sys.stderr)
+    return chosen
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
     os.environ.setdefault("GALLERY_APP_DATA_DIR", tempfile.mkdtemp(prefix="chat-eval-"))
     from gallery_app.core.chat.chunking import ChunkingConfig
-    from gallery_app.core.chat.importer import import_chat
-    from gallery_app.core.chat.session import DEFAULT_FOLLOW_UPS, DEFAULT_USE_KEYWORDS, ChatSession, FollowUps
+    from gallery_app.core.chat.session import DEFAULT_FOLLOW_UPS, DEFAULT_USE_KEYWORDS, FollowUps
     from gallery_app.core.models.loading import open_chat_llm, open_text_embedder
-    from gallery_app.core.store import open_store
 
-    questions = load_questions(args.questions)
+    sets = chosen_sets(args)
+    from gallery_app.core.chat import retrieval
+
+    for assignment in args.constant:
+        name, _, value = assignment.partition("=")
+        if not hasattr(retrieval, name):
+            raise SystemExit(f"retrieval has no constant {name}")
+        setattr(retrieval, name, type(getattr(retrieval, name))(value))
     embedder = open_text_embedder(args.embedder)
-    llm = None if args.retrieval_only else open_chat_llm(args.llm)
+    if args.cache:
+        embedder = CachedEmbedder(embedder, args.cache)
     follow_ups = FollowUps(args.follow_ups) if args.follow_ups else DEFAULT_FOLLOW_UPS
-    if follow_ups is FollowUps.REWRITE and llm is None:
-        llm = open_chat_llm(args.llm)  # rewriting needs the LLM even when answers are not scored
+    needs_llm = args.answers != "none" or follow_ups is FollowUps.REWRITE
+    llm = open_chat_llm(args.llm) if needs_llm else None
     keywords = DEFAULT_USE_KEYWORDS if args.keywords is None else args.keywords == "on"
     overrides = {"max_tokens": args.chunk_tokens, "window_messages": args.window_messages,
                  "window_stride": args.window_stride}
     config = ChunkingConfig(include_date=args.include_date, **{k: v for k, v in overrides.items() if v})
+    session_options = {"follow_ups": follow_ups, "use_keywords": keywords}
+    if args.rare_words:
+        session_options["rare_words"] = args.rare_words == "on"
+    if args.context:
+        session_options["excerpts"] = args.context == "excerpts"
+    options = Options(session_options, args.passages, args.verbose, args.in_a_row)
 
-    conn = open_store(Path(tempfile.mkdtemp(prefix="chat-eval-db-")) / "eval.db")
-    started = time.perf_counter()
-    summary = import_chat(conn, args.chat, embedder, config=config)
-    import_seconds = time.perf_counter() - started
-    line_to_message = dict(conn.execute("SELECT source_line, id FROM messages WHERE chat_id = ?", (summary.chat_id,)))
-
-    recall = defaultdict(lambda: defaultdict(list))
-    keyword_hits, dont_know = [], []
-    answering = not args.retrieval_only
-    for item in questions:
-        session = ChatSession(conn, embedder, llm, k=max(KS), follow_ups=follow_ups, use_keywords=keywords)
-        if session.prompts is not None and args.context:
-            session.prompts.excerpts = args.context == "excerpts"
-        if item["previous_question"]:
-            if answering or follow_ups is FollowUps.REWRITE:
-                session.answer(item["previous_question"])  # the real previous answer, as in a conversation
-            else:
-                session.conversation.add(item["previous_question"], "")
-        query, retrieval = session.retrieve(item["question"])
-        gold = {line_to_message[line] for line in item["gold_lines"] if line in line_to_message}
-        if item["gold_lines"] and len(gold) != len(item["gold_lines"]):
-            print(f"warning: {item['id']}: gold lines {item['gold_lines']} are not all message headers", file=sys.stderr)
-        if gold:
-            for k in KS:
-                found = {i for match in retrieval.matches[:k] for i in match.message_ids}
-                value = 1.0 if gold & found else 0.0
-                recall[item["kind"]][k].append(value)
-                recall["overall"][k].append(value)
-        text, text_note = "", ""
-        if answering:
-            session.k = args.passages
-            answer = session.answer(item["question"])
-            text = answer.text
-            if args.verbose and answer.raw_text and answer.raw_text != text:
-                text_note = f" (model wrote {answer.raw_text!r})"
-            else:
-                text_note = ""
-            if item["answer_keywords"]:
-                keyword_hits.append(any(word in text.lower() for word in item["answer_keywords"]))
-            elif not item["gold_lines"]:
-                dont_know.append(_is_dont_know(text))
-        if args.verbose:
-            ranks = [i for i, m in enumerate(retrieval.matches) if gold & set(m.message_ids)]
-            print(f"{item['id']:<8} {item['kind']:<13} rank {ranks[0] + 1 if ranks else '-':<3} q={query!r}"
-                  + (f" → {text!r}{text_note}" if answering else ""))
-
-    print(f"embedder {embedder.spec.key} · llm {llm.spec.key if llm else '-'} · follow-ups {follow_ups.value} · "
-          f"keywords {'on' if keywords else 'off'} · chunks {config.max_tokens} tokens"
-          f"{' + date' if config.include_date else ''} · windows {config.window_messages}/{config.window_stride} · "
-          f"{summary.passages_added} passages, {summary.windows_added} windows · import {import_seconds:.1f}s")
-    kinds = sorted(k for k in recall if k != "overall") + ["overall"]
-    for kind in kinds:
-        row = recall[kind]
-        n = len(row[1])
-        print(f"{kind} n={n} " + " ".join(f"R@{k} {sum(row[k]) / n:.2f}" for k in KS))
-    overall = recall["overall"]
-    line = f"summary: R@3 {sum(overall[3]) / max(1, len(overall[3])):.2f}"
-    if answering:
-        if keyword_hits:
-            print(f"answers with an expected keyword: {sum(keyword_hits)}/{len(keyword_hits)} "
-                  f"= {sum(keyword_hits) / len(keyword_hits):.2f}")
-            line += f" · keyword answers {sum(keyword_hits) / len(keyword_hits):.2f}"
-        if dont_know:
-            print(f"\"don't know\" on unanswerable: {sum(dont_know)}/{len(dont_know)} = {sum(dont_know) / len(dont_know):.2f}")
-            line += f" · don't-know {sum(dont_know) / len(dont_know):.2f}"
-    print(line)
+    imported: dict[Path, ImportedChat] = {}
+    results = []
+    for name, questions, chat in sets:
+        if chat not in imported:
+            imported[chat] = import_for_eval(chat, embedder, config)
+            if args.cache:
+                embedder.save()
+        answering = args.answers == "all" or (args.answers == "real" and name in REAL_SETS)
+        results.append(evaluate(name, load_questions(questions), imported[chat], embedder,
+                                llm if answering else None, options))
+    if args.cache:
+        embedder.save()
+    header = (f"embedder {embedder.spec.key} · llm {llm.spec.key if llm else '-'} · follow-ups {follow_ups.value} · "
+              f"keywords {'on' if keywords else 'off'} · rare words {args.rare_words or 'default'} · passages {config.max_tokens} tokens"
+              f"{' + date' if config.include_date else ''} · windows {config.window_messages}/{config.window_stride}"
+              + "".join(f" · {c}" for c in args.constant)
+              + (" · vectors cached (import times are not the app's)" if args.cache else ""))
+    print_table(results, header)
+    args.misses.parent.mkdir(parents=True, exist_ok=True)
+    with args.misses.open("w", encoding="utf-8") as out:
+        for result in results:
+            for miss in result.misses:
+                out.write(json.dumps({"set": result.name, **miss}, ensure_ascii=False) + "\n")
+    print(f"misses (rank > 3): {sum(len(r.misses) for r in results)}, written to {args.misses}")
     return 0
-
-
-def _is_dont_know(text: str) -> bool:
-    lowered = text.lower().replace("’", "'")
-    return "don't know" in lowered or "couldn't find" in lowered or "do not know" in lowered
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QStatusBar, QWidget
 
 from gallery_app.core.errors import AppError
+from gallery_app.core.eta import TimeLeft, describe_time_left
 from gallery_app.ui.workers import Worker
 
 ERROR_SHOWN_MS = 20_000
@@ -16,7 +17,7 @@ class TaskBar(QWidget):
     def __init__(self, status_bar: QStatusBar):
         super().__init__(status_bar)
         self.status_bar = status_bar
-        self._tasks: list[tuple[str, Worker]] = []
+        self._tasks: list[tuple[str, Worker, TimeLeft]] = []
         self.label = QLabel()
         self.progress = QProgressBar()
         self.progress.setFixedWidth(180)
@@ -33,7 +34,7 @@ class TaskBar(QWidget):
         self.setVisible(False)
 
     def track(self, label: str, worker: Worker) -> None:
-        entry = (label, worker)
+        entry = (label, worker, TimeLeft())
         self._tasks.append(entry)
         worker.signals.progress.connect(lambda done, total, e=entry: self._progress(e, done, total))
         worker.signals.error.connect(lambda error, e=entry: self._failed(e, error))
@@ -55,7 +56,9 @@ class TaskBar(QWidget):
             self.progress.setRange(0, max(total, 0))
             self.progress.setValue(min(done, total) if total else 0)
             if total:
+                left = describe_time_left(entry[2].update(done, total)) if done < total else ""
                 self.progress.setFormat(f"{done:,} / {total:,}")
+                self.label.setText(entry[0] + "…" + (f" {left}" if left else ""))
 
     def _failed(self, entry, error: AppError) -> None:
         text = str(error)
@@ -71,7 +74,7 @@ class TaskBar(QWidget):
         if not self._tasks:
             self.setVisible(False)
             return
-        label, worker = self._tasks[-1]
+        label, worker, _time_left = self._tasks[-1]
         more = f"  (+{len(self._tasks) - 1} more)" if len(self._tasks) > 1 else ""
         self.label.setText(label + "…" + more)
         self.progress.setRange(0, 0)  # busy until the first progress report

@@ -40,15 +40,16 @@ def test_min_score_and_chat_filter(demo_store, minilm):
     assert retriever.retrieve("key safe code", k=2, chats=[1]).passage_count == 2
 
 
-@pytest.mark.parametrize("mode,found", [(FollowUps.NONE, False), (FollowUps.PREVIOUS, True)])
-def test_follow_up_finds_the_cottage_price_only_with_follow_up_handling(demo_store, minilm, mode, found):
+@pytest.mark.parametrize("mode", [FollowUps.PREVIOUS, FollowUps.NEIGHBOURHOOD])
+def test_follow_up_finds_the_cottage_price_with_follow_up_handling(demo_store, minilm, mode):
     follow_up = QUESTIONS["How much was it?"]
     assert follow_up["previous_question"] == "Who ended up paying for the hotel?"
     price = message_id_at_line(demo_store, follow_up["gold_lines"][0])
     session = ChatSession(demo_store, minilm, None, k=3, follow_ups=mode)
-    session.conversation.add(follow_up["previous_question"], "Daniel put the room on his card.")
+    _query, previous = session.retrieve(follow_up["previous_question"])
+    session.remember(follow_up["previous_question"], previous, "Daniel put the room on his card.")
     _query, retrieval = session.retrieve(follow_up["question"])
-    assert (rank_of(retrieval, price) is not None) is found
+    assert rank_of(retrieval, price) is not None
 
 
 def test_english_question_finds_a_spanish_message_with_e5_but_not_with_minilm(tmp_path, minilm, e5):

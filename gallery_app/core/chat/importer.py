@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -104,10 +105,17 @@ def _find_same_chat(conn: apsw.Connection, keys: list[str]) -> int | None:
     return chat_id if overlap >= SAME_CHAT_OVERLAP * min(len(keys), existing) else None
 
 
+#: A quoted name in a system line: the group's name or subject, set or changed, in any language
+#: ('created group "Zo stuur ik het maar 1x"', 'changed the subject to “More than Squash”').
+_QUOTED_NAME = re.compile(r'["“„«‘\'].{1,200}?["”“»’\']')
+
+
 def _chunkable(message_id: int, timestamp: datetime, sender: str | None, text: str,
                kind: MessageKind) -> ChunkInput | None:
+    if kind is MessageKind.SYSTEM and _QUOTED_NAME.search(text):
+        return ChunkInput(message_id, timestamp, "", text)  # "what is this group called?" is answered here
     if kind is not MessageKind.TEXT or not sender or not text.strip():
-        return None  # system lines, media placeholders and deleted messages carry nothing to find
+        return None  # other system lines, media placeholders and deleted messages carry nothing to find
     return ChunkInput(message_id, timestamp, sender, text)
 
 
@@ -130,21 +138,21 @@ def vector_table_for(conn: apsw.Connection, embedder: TextEmbedder) -> VectorTab
 
 def _embed(embedder: TextEmbedder, texts: list[str], progress: ImportProgress | None,
            cancel: Callable[[], bool] | None) -> np.ndarray:
-    # A batch is padded to its longest text, so texts of similar length are embedded together (shortest
-    # first; about 40% less model time with MiniLM on the demo chat) and the rows put back in order after.
+    # A batch is padded to its longest text, so texts of similar length are embedded together (about 40%
+    # less model time with MiniLM on the demo chat) and the rows put back in order after. The batches
+    # run in a shuffled order, so progress so far predicts the time left (shortest first would not).
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-    parts = []
-    for start in range(0, len(texts), EMBED_BATCH):
+    batches = [order[start:start + EMBED_BATCH] for start in range(0, len(texts), EMBED_BATCH)]
+    vectors = np.zeros((len(texts), embedder.dims), np.float32)
+    done = 0
+    for number in np.random.default_rng(0).permutation(len(batches)):
         if cancel is not None and cancel():
             raise Cancelled("The import was cancelled; nothing was changed.")
-        parts.append(embedder.embed_passages([texts[i] for i in order[start:start + EMBED_BATCH]]))
+        batch = batches[number]
+        vectors[batch] = embedder.embed_passages([texts[i] for i in batch])
+        done += len(batch)
         if progress:
-            progress("embedded", min(start + EMBED_BATCH, len(texts)), len(texts))
-    if not parts:
-        return np.zeros((0, embedder.dims), np.float32)
-    by_length = np.concatenate(parts)
-    vectors = np.empty_like(by_length)
-    vectors[order] = by_length
+            progress("embedded", done, len(texts))
     return vectors
 
 
@@ -174,7 +182,7 @@ def import_chat(conn: apsw.Connection, source: Path | ChatExport, embedder: Text
                if (item := _chunkable(pid, m.timestamp, m.sender, m.text, m.kind))]
     inputs.sort(key=lambda item: (item.timestamp, item.id >= 0, abs(item.id)))
     chunks = chunk_messages(inputs, embedder.count_tokens, max_tokens=embedder.max_tokens, config=config)
-    windows = [chunk.windows(config.window_messages, config.window_stride) for chunk in chunks]
+    windows = [chunk.search_units(config) for chunk in chunks]
     vectors = _embed(embedder, [text for chunk_windows in windows for _ids, text in chunk_windows], progress, cancel)
     if cancel is not None and cancel():
         raise Cancelled("The import was cancelled; nothing was changed.")

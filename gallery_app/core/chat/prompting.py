@@ -47,6 +47,8 @@ SAFETY_MARGIN = 16
 class Turn:
     question: str
     answer: str
+    #: The passages found for the question: a follow-up's answer usually sits near them in the chat.
+    matches: tuple[Match, ...] = ()
 
 
 @dataclass
@@ -55,8 +57,8 @@ class Conversation:
 
     turns: list[Turn] = field(default_factory=list)
 
-    def add(self, question: str, answer: str) -> None:
-        self.turns.append(Turn(question, answer.strip()))
+    def add(self, question: str, answer: str, matches: Sequence[Match] = ()) -> None:
+        self.turns.append(Turn(question, answer.strip(), tuple(matches)))
 
     @property
     def recent(self) -> list[Turn]:
@@ -69,6 +71,10 @@ class Conversation:
     @property
     def previous_question(self) -> str | None:
         return self.turns[-1].question if self.turns else None
+
+    @property
+    def previous_matches(self) -> tuple[Match, ...]:
+        return self.turns[-1].matches if self.turns else ()
 
     def clear(self) -> None:
         self.turns.clear()

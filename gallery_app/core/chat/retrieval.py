@@ -1,8 +1,19 @@
-"""Finding the passages that answer a question: vector search, optionally fused with keyword search.
+"""Finding the passages that answer a question.
 
-Vector search finds paraphrases ("who paid" ↔ "I put the room on my card"); keyword search
-(SQLite FTS5, BM25) finds rare exact words (names, places, numbers) that a small embedder
-blurs. Reciprocal rank fusion combines the two rankings without calibrating their scores.
+Every search unit of the chats asked (single messages, sentence groups of long messages, windows
+of a few messages: see ``Chunk.search_units``) is scored against the question, and a passage is
+as good as its best unit. Scores are taken relative to the question's own spread over the chat
+(z-scores), because what a similarity of 0.82 means differs per embedder and per question; that
+makes two more signals addable on one scale:
+
+* a day or month the question names ("on 1 February", "in November 2016") lifts passages on
+  that day (a little less on the day either side: "the night of 27 January" ends on the 28th);
+* a follow-up is searched both alone and with the previous question, and passages close in time
+  to the previous answer's best passages are lifted, because in a chat the answer to "and where
+  were we supposed to meet?" sits within hours of the answer to "when was the photo shoot?".
+
+Keyword search (SQLite FTS5, BM25) can be fused in by reciprocal rank fusion (off by default:
+see docs/chat.md for the measurements).
 """
 
 from __future__ import annotations
@@ -11,24 +22,35 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
 
 import apsw
 import numpy as np
 
 from gallery_app.core.chat.chunking import message_lines
 from gallery_app.core.chat.importer import missing_vectors, vector_table_for
+from gallery_app.core.chat.question_dates import DaySpan, spans_in_question
 from gallery_app.core.chat.repository import chat_titles, chunks_by_id, messages_by_id
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
-from gallery_app.core.store import MAX_K
-from gallery_app.core.store.vector_search import search
+from gallery_app.core.store.vector_search import similarities
 
-#: Candidates each retriever contributes before fusion, per requested result.
-CANDIDATES_PER_RESULT = 5
-#: Windows fetched per wanted passage: a passage's several windows often rank together.
-WINDOWS_PER_PASSAGE = 4
-#: Messages either side of the focus window that go into a match's excerpt.
+#: Messages either side of the best unit that go into a match's excerpt.
 EXCERPT_MARGIN = 1
 RRF_K = 60
+#: Lift (in standard deviations of the question's unit scores) for a passage on a day the question
+#: names, and on the day either side of it; a month or longer span lifts half as much.
+DATE_LIFT = 2.0
+DATE_NEAR_LIFT = 1.0
+#: A question word in at most this share of the passages is rare; each one a passage shares lifts it.
+RARE_SHARE = 0.01
+RARE_WORD_LIFT = 0.75
+#: Messages before this hour count for the day before too, when a question names a day.
+NIGHT_ENDS = timedelta(hours=5)
+#: Lift for a follow-up's passages within NEAR_HOURS of the previous answer's best passages.
+FOLLOW_UP_LIFT = 1.5
+NEAR_HOURS = 6
+#: The previous turn's passages whose neighbourhood counts (its best first).
+FOLLOW_UP_ANCHORS = 2
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
 
 
@@ -41,13 +63,13 @@ class Match:
     senders: list[str]
     text: str
     message_ids: list[int]
-    #: Cosine similarity of the passage's best window to the query (1 − cosine distance).
+    #: Cosine similarity of the passage's best unit to the query (1 − cosine distance).
     similarity: float
-    #: The fused rank score the matches are ordered by.
+    #: The score the matches are ordered by.
     score: float
-    #: The messages of the best-matching window: what to highlight, and the core of the LLM's context.
+    #: The messages of the best-matching unit: what to highlight, and the core of the LLM's context.
     focus_message_ids: list[int] = field(default_factory=list)
-    #: ``Name: text`` lines of the focus window and one message either side (within the passage).
+    #: ``Name: text`` lines of the focus unit and one message either side (within the passage).
     excerpt: str = ""
 
 
@@ -57,6 +79,8 @@ class Retrieval:
     matches: list[Match] = field(default_factory=list)
     #: Passages the current embedder has not embedded (searching them needs a re-index).
     unindexed: int = 0
+    #: Days the question named, as read from it.
+    spans: list[DaySpan] = field(default_factory=list)
 
     @property
     def passage_count(self) -> int:
@@ -80,32 +104,118 @@ def fts_query(text: str) -> str | None:
     return " OR ".join(f'"{word}"' for word in words) or None
 
 
+@dataclass
+class _Scored:
+    """Per passage of the chats searched: its best unit, that unit's similarity, and its score."""
+
+    chunk_ids: np.ndarray
+    best_unit: np.ndarray
+    similarity: np.ndarray
+    score: np.ndarray
+    days: np.ndarray
+
+
+def _z(scores: np.ndarray) -> np.ndarray:
+    spread = scores.std(axis=0)
+    return (scores - scores.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
+
+
 class ChatRetriever:
-    def __init__(self, conn: apsw.Connection, embedder: TextEmbedder, *, use_keywords: bool = False):
+    def __init__(self, conn: apsw.Connection, embedder: TextEmbedder, *, use_keywords: bool = False,
+                 rare_words: bool = False):
         self.conn = conn
         self.embedder = embedder
         self.use_keywords = use_keywords
+        self.rare_words = rare_words
         self.table = vector_table_for(conn, embedder)
         self._unindexed: int | None = None
+        self._times: dict[int, tuple[datetime, datetime]] | None = None
 
-    def _vector_ranking(self, query: np.ndarray, limit: int,
-                        chats: Sequence[int] | None) -> tuple[list[int], dict[int, tuple[float, int]]]:
-        """Passages ranked by their best window; per passage (similarity, best window id)."""
-        k = min(MAX_K, limit * WINDOWS_PER_PASSAGE)
-        filters = [None] if chats is None else [{"chat_id": int(chat_id)} for chat_id in chats]
-        hits = [hit for where in filters
-                for hit in search(self.conn, self.table, query, model_key=self.embedder.model_key, k=k, where=where)]
-        if not hits:
-            return [], {}
-        placeholders = ",".join("?" * len(hits))
-        owners = dict(self.conn.execute(f"SELECT id, chunk_id FROM chunk_windows WHERE id IN ({placeholders})",
-                                        [hit.rowid for hit in hits]))
-        best: dict[int, tuple[float, int]] = {}
-        for hit in sorted(hits, key=lambda h: h.distance):
-            chunk_id = owners.get(hit.rowid)
-            if chunk_id is not None and chunk_id not in best:
-                best[chunk_id] = (hit.similarity, hit.rowid)
-        return list(best)[:limit], best
+    # --- scoring ------------------------------------------------------------------------------
+    def _score(self, queries: np.ndarray, chats: Sequence[int] | None) -> _Scored | None:
+        where = {"chat_id": int(chats[0])} if chats is not None and len(chats) == 1 else None
+        rowids, unit_scores, metadata = similarities(self.conn, self.table, queries,
+                                                     model_key=self.embedder.model_key, where=where)
+        if chats is not None and len(chats) != 1:
+            keep = np.isin(metadata["chat_id"], np.asarray(list(chats), dtype=np.int64))
+            rowids, unit_scores = rowids[keep], unit_scores[keep]
+            metadata = {name: values[keep] for name, values in metadata.items()}
+        if len(rowids) == 0:
+            return None
+        # Each query's scores on its own scale; a unit counts by the query that found it best.
+        combined = _z(unit_scores).max(axis=1)
+        raw = unit_scores.max(axis=1)
+        chunk_of_unit = metadata["chunk_id"].astype(np.int64)
+        # Best unit per passage: sort units by passage, then by score within it; the last of each run wins.
+        order = np.lexsort((combined, chunk_of_unit))
+        last_of_run = np.r_[chunk_of_unit[order][1:] != chunk_of_unit[order][:-1], True]
+        best = order[last_of_run]
+        return _Scored(chunk_of_unit[best], rowids[best], raw[best], combined[best].astype(np.float64),
+                       metadata["day"][best])
+
+    def _chunk_times(self) -> dict[int, tuple[datetime, datetime]]:
+        if self._times is None:
+            rows = self.conn.execute(
+                "SELECT c.id, f.ts, l.ts FROM chunks c JOIN messages f ON f.id = c.first_message_id "
+                "JOIN messages l ON l.id = c.last_message_id")
+            self._times = {cid: (datetime.fromisoformat(a), datetime.fromisoformat(b)) for cid, a, b in rows}
+        return self._times
+
+    def _lift_named_days(self, scored: _Scored, spans: Sequence[DaySpan]) -> None:
+        times = self._chunk_times()
+        # A conversation that starts after midnight belongs to the evening before: "the puzzle of
+        # 25 January" is solved at 00:25 on the 26th.
+        days = [(date.fromisoformat(day), (times[c][0] - NIGHT_ENDS).date() if c in times else date.fromisoformat(day))
+                for c, day in zip(scored.chunk_ids.tolist(), scored.days)]
+        lift = np.zeros(len(days))
+        for span in spans:
+            weight = 1.0 if (span.last - span.first).days < 7 else 0.5
+            distance = np.array([min(span.distance(day), span.distance(evening)) for day, evening in days])
+            lift = np.maximum(lift, weight * np.where(distance == 0, DATE_LIFT,
+                                                      np.where(distance == 1, DATE_NEAR_LIFT, 0.0)))
+        scored.score += lift
+
+    def _lift_neighbourhood(self, scored: _Scored, anchors: Sequence[Match]) -> None:
+        times = self._chunk_times()
+        near = timedelta(hours=NEAR_HOURS)
+        windows = [times[m.chunk_id] for m in anchors[:FOLLOW_UP_ANCHORS] if m.chunk_id in times]
+        if not windows:
+            return
+        lift = np.zeros(len(scored.chunk_ids))
+        for position, chunk_id in enumerate(scored.chunk_ids.tolist()):
+            first, last = times.get(chunk_id, (None, None))
+            if first is None:
+                continue
+            if any(last >= start - near and first <= end + near for start, end in windows):
+                lift[position] = FOLLOW_UP_LIFT
+        scored.score += lift
+
+    # --- keywords -----------------------------------------------------------------------------
+    def _lift_rare_words(self, scored: _Scored, question: str, chats: Sequence[int] | None) -> None:
+        """Lift passages sharing a rare word with the question ("hannahmariepark", "Absurdle", "Sampras").
+
+        Only words in at most RARE_SHARE of the passages count, so question words ("who", "said",
+        a name everyone uses) lift nothing, and a question in another language than the chat, whose
+        words are not in it, is left to the embedder alone.
+        """
+        words = list(dict.fromkeys(word.lower() for word in _WORD.findall(question) if len(word) >= 4))
+        if not words:
+            return
+        chat_filter = f" AND c.chat_id IN ({','.join('?' * len(chats))})" if chats else ""
+        total = len(scored.chunk_ids)
+        position_of = {int(c): p for p, c in enumerate(scored.chunk_ids.tolist())}
+        lift = np.zeros(total)
+        for word in words:
+            rows = self.conn.execute(
+                "SELECT f.rowid FROM chunks_fts f JOIN chunks c ON c.id = f.rowid "
+                f"WHERE chunks_fts MATCH ?{chat_filter} LIMIT ?",
+                (f'"{word}"', *(chats or ()), int(RARE_SHARE * total) + 2)).fetchall()
+            if not rows or len(rows) > RARE_SHARE * total:
+                continue
+            for (chunk_id,) in rows:
+                if chunk_id in position_of:
+                    lift[position_of[chunk_id]] += RARE_WORD_LIFT
+        scored.score += np.minimum(lift, 2 * RARE_WORD_LIFT)
 
     def _keyword_ranking(self, question: str, limit: int, chats: Sequence[int] | None) -> list[int]:
         query = fts_query(question)
@@ -118,24 +228,8 @@ class ChatRetriever:
             (query, *(chats or ()), limit))
         return [row[0] for row in rows]
 
-    def _best_windows(self, query: np.ndarray, chunk_ids: list[int]) -> dict[int, tuple[float, int]]:
-        """Best window per passage for passages found by keywords only."""
-        if not chunk_ids:
-            return {}
-        placeholders = ",".join("?" * len(chunk_ids))
-        rows = self.conn.execute(
-            f"SELECT w.chunk_id, v.rowid, v.embedding FROM chunk_windows w JOIN {self.table.name} v ON v.rowid = w.id "
-            f"WHERE w.chunk_id IN ({placeholders})", chunk_ids)
-        best: dict[int, tuple[float, int]] = {}
-        for chunk_id, window_id, blob in rows:
-            similarity = float(np.frombuffer(blob, dtype=np.float32) @ query)
-            if chunk_id not in best or similarity > best[chunk_id][0]:
-                best[chunk_id] = (similarity, window_id)
-        return best
-
+    # --- what the person is shown -------------------------------------------------------------
     def _excerpt(self, passage_ids: list[int], focus_ids: list[int]) -> str:
-        if not focus_ids:
-            return ""
         positions = [passage_ids.index(i) for i in focus_ids if i in passage_ids]
         if not positions:
             return ""
@@ -143,44 +237,72 @@ class ChatRetriever:
         messages = messages_by_id(self.conn, passage_ids[first:last])
         return "\n".join(line for m in messages for line in message_lines(m.sender or "", m.text))
 
-    def _window_members(self, window_ids: list[int]) -> dict[int, list[int]]:
-        if not window_ids:
+    def _unit_members(self, unit_ids: list[int]) -> dict[int, list[int]]:
+        if not unit_ids:
             return {}
-        placeholders = ",".join("?" * len(window_ids))
-        rows = self.conn.execute(f"SELECT id, message_ids FROM chunk_windows WHERE id IN ({placeholders})", window_ids)
-        return {window_id: json.loads(ids) for window_id, ids in rows}
+        placeholders = ",".join("?" * len(unit_ids))
+        rows = self.conn.execute(f"SELECT id, message_ids FROM chunk_windows WHERE id IN ({placeholders})", unit_ids)
+        return {unit_id: json.loads(ids) for unit_id, ids in rows}
 
-    def retrieve(self, question: str, k: int = 4, min_score: float = 0.0,
-                 chats: Sequence[int] | None = None) -> Retrieval:
-        """The ``k`` passages that best answer ``question``, best first, none below ``min_score`` similarity."""
+    def _chat_days(self, chats: Sequence[int] | None) -> tuple[date | None, date | None]:
+        chat_filter = f" WHERE chat_id IN ({','.join('?' * len(chats))})" if chats else ""
+        first, last = self.conn.execute(f"SELECT min(day), max(day) FROM chunks{chat_filter}", list(chats or ())).fetchone()
+        return (date.fromisoformat(first) if first else None, date.fromisoformat(last) if last else None)
+
+    def retrieve(self, question: str, k: int = 4, min_score: float = 0.0, chats: Sequence[int] | None = None, *,
+                 context_query: str | None = None, follow_up_of: Sequence[Match] = ()) -> Retrieval:
+        """The ``k`` passages that best answer ``question``, best first, none below ``min_score`` similarity.
+
+        ``context_query`` (e.g. the previous question and this one) is searched too, and passages
+        near ``follow_up_of`` (the previous turn's matches) are lifted: for follow-up questions.
+        """
         if self._unindexed is None:
             # Counting a vec0 table scans it; once per session is enough (imports make new sessions).
             self._unindexed = missing_vectors(self.conn, self.embedder)
         result = Retrieval(question, unindexed=self._unindexed)
         if not question.strip() or k <= 0:
             return result
-        query = self.embedder.embed_query(question)
-        limit = max(k * CANDIDATES_PER_RESULT, 20)
-        vector_ranking, best = self._vector_ranking(query, limit, chats)
-        rankings = [vector_ranking]
+        texts = [question] + ([context_query] if context_query and context_query != question else [])
+        queries = np.stack([self.embedder.embed_query(text) for text in texts])
+        scored = self._score(queries, chats)
+        if scored is None:
+            return result
+        chat_days = self._chat_days(chats)
+        # A follow-up without a date of its own ("and who got it right?") is about the previous one's.
+        result.spans = (spans_in_question(question, *chat_days)
+                        or (spans_in_question(context_query, *chat_days) if context_query else []))
+        if result.spans:
+            self._lift_named_days(scored, result.spans)
+        if follow_up_of:
+            self._lift_neighbourhood(scored, follow_up_of)
+        if self.rare_words:
+            self._lift_rare_words(scored, question, chats)
+        eligible = np.flatnonzero(scored.similarity >= min_score)
+        ranked = eligible[np.argsort(-scored.score[eligible], kind="stable")]
         if self.use_keywords:
-            keyword_ranking = self._keyword_ranking(question, limit, chats)
-            rankings.append(keyword_ranking)
-            best.update(self._best_windows(query, [c for c in keyword_ranking if c not in best]))
-        fused: dict[int, float] = {}
-        for ranking in rankings:
-            for rank, chunk_id in enumerate(ranking):
-                fused[chunk_id] = fused.get(chunk_id, 0.0) + 1.0 / (RRF_K + rank + 1)
-        similarity = {chunk_id: best.get(chunk_id, (-1.0, 0))[0] for chunk_id in fused}
-        ordered = sorted(fused, key=lambda chunk_id: (-fused[chunk_id], -similarity[chunk_id]))
-        chosen = [c for c in ordered if similarity[c] >= min_score][:k]
+            limit = max(4 * k, 20)
+            fused: dict[int, float] = {}
+            position_of = {int(c): p for p, c in enumerate(scored.chunk_ids.tolist())}
+            vector_ranking = [int(scored.chunk_ids[p]) for p in ranked[:limit]]
+            for ranking in (vector_ranking, self._keyword_ranking(question, limit, chats)):
+                for rank, chunk_id in enumerate(ranking):
+                    if chunk_id in position_of:
+                        fused[chunk_id] = fused.get(chunk_id, 0.0) + 1.0 / (RRF_K + rank + 1)
+            chosen_positions = [position_of[c] for c in sorted(fused, key=lambda c: -fused[c])
+                                if scored.similarity[position_of[c]] >= min_score][:k]
+            final_score = {position_of[c]: fused[c] for c in fused}
+        else:
+            chosen_positions = ranked[:k].tolist()
+            final_score = {p: float(scored.score[p]) for p in chosen_positions}
+        chosen = [int(scored.chunk_ids[p]) for p in chosen_positions]
         chunks = chunks_by_id(self.conn, chosen)
-        focus = self._window_members([best[c][1] for c in chosen if c in best])
+        focus = self._unit_members([int(scored.best_unit[p]) for p in chosen_positions])
         titles = chat_titles(self.conn)
-        for chunk_id in chosen:
+        for position, chunk_id in zip(chosen_positions, chosen):
             chunk = chunks[chunk_id]
-            focus_ids = focus.get(best.get(chunk_id, (0, -1))[1], [])
+            focus_ids = focus.get(int(scored.best_unit[position]), [])
             result.matches.append(Match(chunk_id, chunk.chat_id, titles.get(chunk.chat_id, ""), chunk.day,
-                                        chunk.senders, chunk.text, chunk.message_ids, similarity[chunk_id],
-                                        fused[chunk_id], focus_ids, self._excerpt(chunk.message_ids, focus_ids)))
+                                        chunk.senders, chunk.text, chunk.message_ids,
+                                        float(scored.similarity[position]), final_score[position], focus_ids,
+                                        self._excerpt(chunk.message_ids, focus_ids)))
         return result

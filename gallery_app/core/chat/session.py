@@ -28,10 +28,15 @@ class FollowUps(str, Enum):
     PREVIOUS = "previous"
     #: Let the LLM rewrite the question into a standalone one from the recent turns.
     REWRITE = "rewrite"
+    #: Search the question alone and with the previous question, and lift passages close in time
+    #: to the previous answer's passages.
+    NEIGHBOURHOOD = "neighbourhood"
 
 
-DEFAULT_FOLLOW_UPS = FollowUps.PREVIOUS
+DEFAULT_FOLLOW_UPS = FollowUps.NEIGHBOURHOOD
 DEFAULT_USE_KEYWORDS = False
+#: Lift passages that share a rare word with the question (see ChatRetriever._lift_rare_words).
+DEFAULT_RARE_WORDS = False
 DEFAULT_EXCERPTS = True
 #: Passages given to the LLM (as focused excerpts): measured on the demo questions, see docs/chat.md.
 DEFAULT_PASSAGES = 6
@@ -92,10 +97,11 @@ def participants_of(conn: apsw.Connection, chat_ids: Sequence[int]) -> list[str]
 class ChatSession:
     def __init__(self, conn: apsw.Connection, embedder: TextEmbedder, llm=None, *, k: int = DEFAULT_PASSAGES,
                  min_score: float = 0.0, follow_ups: FollowUps = DEFAULT_FOLLOW_UPS,
-                 use_keywords: bool = DEFAULT_USE_KEYWORDS, answer_tokens: int = 96,
+                 use_keywords: bool = DEFAULT_USE_KEYWORDS, rare_words: bool | None = None, answer_tokens: int = 96,
                  excerpts: bool = DEFAULT_EXCERPTS, chats: Sequence[int] | None = None):
         self.conn = conn
-        self.retriever = ChatRetriever(conn, embedder, use_keywords=use_keywords)
+        self.retriever = ChatRetriever(conn, embedder, use_keywords=use_keywords,
+                                       rare_words=DEFAULT_RARE_WORDS if rare_words is None else rare_words)
         self.llm = llm
         self.k = k
         self.min_score = min_score
@@ -128,13 +134,18 @@ class ChatSession:
         previous = self.conversation.previous_question
         if previous is None or self.follow_ups is FollowUps.NONE:
             return question
-        if self.follow_ups is FollowUps.PREVIOUS:
+        if self.follow_ups in (FollowUps.PREVIOUS, FollowUps.NEIGHBOURHOOD):
             return f"{previous} {question}"
         return self.rewrite_question(question)
 
     # --- asking -------------------------------------------------------------------------------
     def retrieve(self, question: str) -> tuple[str, Retrieval]:
+        """The passages for ``question`` as a turn of this conversation: (what was searched, retrieval)."""
         query = self.search_query(question)
+        if self.follow_ups is FollowUps.NEIGHBOURHOOD and query != question:
+            return query, self.retriever.retrieve(question, k=self.k, min_score=self.min_score, chats=self.chats,
+                                                  context_query=query,
+                                                  follow_up_of=self.conversation.previous_matches)
         return query, self.retriever.retrieve(query, k=self.k, min_score=self.min_score, chats=self.chats)
 
     def ask(self, question: str, *, cancel: Callable[[], bool] | None = None) -> Iterator[object]:
@@ -168,7 +179,7 @@ class ChatSession:
                 yield from held
         # The next prompt replays this turn: as a plain answer, without passage numbers it no longer shows.
         replayed = UNSUPPORTED if answer.declined else strip_markers(answer.text)
-        self.conversation.add(question, replayed or NOTHING_FOUND)
+        self.remember(question, retrieval, replayed or NOTHING_FOUND)
         yield answer
 
     def _finish(self, question: str, query: str, retrieval: Retrieval, prompt: Prompt, raw: str,
@@ -187,6 +198,10 @@ class ChatSession:
         """``ask`` without streaming: the finished Answer."""
         *_, final = self.ask(question, **kwargs)
         return final
+
+    def remember(self, question: str, retrieval: Retrieval, answer: str) -> None:
+        """Records a turn, with the passages it found, so the next question can follow up on it."""
+        self.conversation.add(question, answer, retrieval.matches)
 
     def new_conversation(self) -> None:
         self.conversation.clear()

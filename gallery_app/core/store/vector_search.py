@@ -71,3 +71,28 @@ def search(conn: apsw.Connection, table: VectorTable, query: np.ndarray, *, mode
     rowids, distances = index.search(vector, k, filters, method=method)
     return [Neighbor(int(r), float(d), similarity_from_distance(float(d), table.metric))
             for r, d in zip(rowids, distances)]
+
+
+def similarities(conn: apsw.Connection, table: VectorTable, queries: np.ndarray, *, model_key: str,
+                 where: Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """Every row's cosine similarity to each query: ``(rowids, similarities[rows, queries], metadata)``.
+
+    For rankers that aggregate rows into groups (a chat passage is as good as its best unit) and
+    weigh metadata (the day) against similarity: a top-k list would cut groups off arbitrarily.
+    Reads the committed table (the packed copy), so call it outside a write transaction.
+    """
+    if table.metric != "cosine":
+        raise StoreError(f"{table.name} is not a cosine table.")
+    matrix = checked_vectors(table, model_key, np.atleast_2d(queries), single=False)
+    filters = parse_filters(table, where)
+    index = cache.get_index(conn, table)
+    positions = index.selection(filters)
+    if positions is None:
+        vectors, factor, rowids = index.vectors, index.row_factor, index.rowids
+        metadata = dict(index.metadata)
+    else:
+        vectors, factor, rowids = index.vectors[positions], index.row_factor[positions], index.rowids[positions]
+        metadata = {name: values[positions] for name, values in index.metadata.items()}
+    norms = np.linalg.norm(matrix, axis=1)
+    scores = (vectors @ matrix.T) * factor[:, None] / np.maximum(norms, 1e-12)[None, :]
+    return rowids, scores, metadata
