@@ -290,6 +290,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--keep-grids", action="store_true", help="keep emoji grids in passages")
     parser.add_argument("--window-messages", type=int, default=None, help="messages per search window")
     parser.add_argument("--window-stride", type=int, default=None, help="messages between window starts")
+    parser.add_argument("--message-unit-words", type=int, default=None,
+                        help="messages of at least this many words are units of their own (0: windows only)")
     parser.add_argument("--passages", type=int, default=6, help="passages given to the LLM")
     parser.add_argument("--context", choices=["excerpts", "passages"], default=None,
                         help="give the LLM focused excerpts or whole passages")
@@ -350,9 +352,9 @@ def main(argv=None) -> int:
     llm = open_chat_llm(args.llm) if needs_llm else None
     keywords = DEFAULT_USE_KEYWORDS if args.keywords is None else args.keywords == "on"
     overrides = {"max_tokens": args.chunk_tokens, "window_messages": args.window_messages,
-                 "window_stride": args.window_stride}
+                 "window_stride": args.window_stride, "message_unit_words": args.message_unit_words}
     config = ChunkingConfig(include_date=args.include_date, trim_noise=not args.keep_grids,
-                            **{k: v for k, v in overrides.items() if v})
+                            **{k: v for k, v in overrides.items() if v is not None})
     session_options = {"follow_ups": follow_ups, "use_keywords": keywords}
     if args.rare_words:
         session_options["rare_words"] = args.rare_words == "on"
@@ -376,7 +378,7 @@ def main(argv=None) -> int:
         embedder.save()
     header = (f"embedder {embedder.spec.key} · llm {llm.spec.key if llm else '-'} · follow-ups {follow_ups.value} · "
               f"keywords {'on' if keywords else 'off'} · rare words {args.rare_words or 'default'} · by language {args.by_language or 'default'} · passages {config.max_tokens} tokens"
-              f"{' + date' if config.include_date else ''}{'' if config.trim_noise else ' with grids'} · windows {config.window_messages}/{config.window_stride}"
+              f"{' + date' if config.include_date else ''}{'' if config.trim_noise else ' with grids'} · windows {config.window_messages}/{config.window_stride} · message units ≥ {config.message_unit_words} words"
               + "".join(f" · {c}" for c in args.constant)
               + (" · vectors cached (import times are not the app's)" if args.cache else ""))
     print_table(results, header)

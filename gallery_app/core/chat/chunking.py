@@ -17,9 +17,9 @@ from itertools import groupby
 
 DEFAULT_CHUNK_TOKENS = 256
 DEFAULT_WINDOW_MESSAGES = 4
-DEFAULT_WINDOW_STRIDE = 2
-#: A message with at least this many words is also searched on its own, not only inside windows.
-DEFAULT_MESSAGE_UNIT_WORDS = 8
+DEFAULT_WINDOW_STRIDE = 4
+#: A message with at least this many words (an announcement, a story) is also searched on its own.
+DEFAULT_MESSAGE_UNIT_WORDS = 40
 #: A message longer than this (characters) is searched as groups of sentences of about this size.
 DEFAULT_SENTENCE_UNIT_CHARS = 280
 _SENTENCE_END = re.compile(r"(?<=[.!?…。！？])\s+|\n+")
@@ -101,31 +101,13 @@ class Chunk:
         starts = list(range(0, max(1, len(ids) - size + stride), stride))
         if starts[-1] + size < len(ids):
             starts.append(len(ids) - size)  # the last messages get a window too
+        elif len(starts) > 1 and starts[-1] + size > len(ids):
+            starts[-1] = len(ids) - size  # a full last window: two messages alone have no context
         result = []
         for start in starts:
             wanted = set(ids[start:start + size])
             text = "\n".join(line for line, owner in lines if owner is None or owner in wanted)
             result.append((ids[start:start + size], text))
-        return result
-
-    def windows(self, size: int, stride: int) -> list[tuple[list[int], str]]:
-        """Overlapping runs of ``size`` messages (every ``stride``), each with its own ``Name: text`` lines.
-
-        A passage is what the person and the LLM read; its windows are what the search compares a
-        question with, so one sentence is not drowned by the ten messages around it.
-        """
-        ids = self.message_ids
-        starts = list(range(0, max(1, len(ids) - size + stride), stride))
-        if starts[-1] + size < len(ids):
-            starts.append(len(ids) - size)  # the last messages get a window too
-        result = []
-        for start in starts:
-            members = ids[start:start + size]
-            wanted = set(members)
-            # The date line (owner None), when passages carry one, leads every window too.
-            text = "\n".join(line for line, owner in zip(self.lines, self.line_owners)
-                              if owner is None or owner in wanted)
-            result.append((members, text))
         return result
 
 

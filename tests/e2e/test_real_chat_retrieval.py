@@ -1,0 +1,109 @@
+"""Retrieval on real group chats written by other people (../shared/fixtures/chat_qa), offline e5.
+
+The recall floors sit a little below what bench/chat_eval.py measured (docs/chat.md), so a change
+that loses answers on real chats fails here instead of passing silently on the demo chat.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+from gallery_app.core.chat.session import ChatSession, FollowUps
+from gallery_app.core.models.loading import open_text_embedder
+from tests.chat_helpers import REPO
+from tests.conftest import SHARED_FIXTURES
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+CHAT_QA = SHARED_FIXTURES / "chat_qa"
+#: R@3 floors per set (measured: see docs/chat.md, "Real chats").
+RECALL_AT_3_FLOOR = {"dutch_friends": 0.85, "english_students": 0.72}
+
+
+def _chat_eval():
+    spec = importlib.util.spec_from_file_location("chat_eval", REPO / "bench" / "chat_eval.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def chat_eval():
+    if not CHAT_QA.is_dir():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI needs the shared fixtures: {CHAT_QA} is missing.")
+        pytest.skip(f"real chats with questions live in {CHAT_QA}, which is not beside this checkout")
+    return _chat_eval()
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    embedder = open_text_embedder(None, threads=2)
+    yield embedder
+    embedder.release()
+
+
+@pytest.fixture(scope="module")
+def real_chats(chat_eval, embedder, tmp_path_factory):
+    from gallery_app.core.chat.chunking import ChunkingConfig
+
+    chats = {}
+    for name in chat_eval.REAL_SETS:
+        questions, chat = chat_eval.SETS[name]
+        chats[name] = (chat_eval.load_questions(questions), chat_eval.import_for_eval(chat, embedder, ChunkingConfig()))
+    yield chats
+    for _questions, imported in chats.values():
+        imported.conn.close()
+
+
+def _questions(real_chats, name: str) -> dict[str, dict]:
+    return {item["id"]: item for item in real_chats[name][0]}
+
+
+def _rank(retrieval, imported, gold_lines) -> int | None:
+    gold = {imported.line_to_message[line] for line in gold_lines}
+    return next((rank for rank, match in enumerate(retrieval.matches, start=1) if gold & set(match.message_ids)), None)
+
+
+@pytest.mark.parametrize("name", ["dutch_friends", "english_students"])
+def test_recall_at_3_on_real_chats_holds(chat_eval, real_chats, embedder, name):
+    questions, imported = real_chats[name]
+    options = chat_eval.Options({}, 6, False)
+    result = chat_eval.evaluate(name, questions, imported, embedder, None, options)
+    overall = result.recall["overall"][3]
+    recall = sum(overall) / len(overall)
+    assert recall >= RECALL_AT_3_FLOOR[name], [(m["id"], m["rank"]) for m in result.misses]
+
+
+def test_a_follow_up_finds_its_answer_near_the_previous_one(real_chats, embedder):
+    """en02 "And how much did Rahul end up paying for his, tax included?" after Akshay's phone plan."""
+    questions, imported = real_chats["english_students"]
+    opening, follow_up = _questions(real_chats, "english_students")["en01"], _questions(real_chats, "english_students")["en02"]
+    assert follow_up["previous_question"] == opening["question"]
+    session = ChatSession(imported.conn, embedder, None, k=3, follow_ups=FollowUps.NEIGHBOURHOOD)
+    _query, first = session.retrieve(opening["question"])
+    session.remember(opening["question"], first, "")
+    _query, retrieval = session.retrieve(follow_up["question"])
+    assert _rank(retrieval, imported, follow_up["gold_lines"]) is not None
+
+
+def test_a_detail_of_a_long_announcement_is_found(real_chats, embedder):
+    """Item 4 of an 18-item, 5,000-character list of hurricane help (line 7299): one sentence of it."""
+    _questions_, imported = real_chats["english_students"]
+    session = ChatSession(imported.conn, embedder, None, k=3)
+    _query, retrieval = session.retrieve(
+        "Which furniture store opened its shops so that people could stay there with their pets?")
+    assert _rank(retrieval, imported, [7299]) is not None
+    best = retrieval.matches[0]
+    assert best.focus_message_ids == [imported.line_to_message[7299]]
+
+
+def test_a_group_name_is_findable(real_chats, embedder):
+    """The group's name is only in WhatsApp's own line 'You created group "…"'."""
+    _questions_, imported = real_chats["dutch_friends"]
+    session = ChatSession(imported.conn, embedder, None, k=3)
+    _query, retrieval = session.retrieve("What is the name of this group chat?")
+    assert _rank(retrieval, imported, [2]) is not None
