@@ -3,11 +3,11 @@
 What it measures
     ``import_chat`` end to end, as the app runs it: read and parse the export, find new
     messages, cut passages (``chunk_messages``, budgeted with the embedder's own tokenizer),
-    cut each passage into search windows, embed the windows in batches, then write messages,
-    passages, FTS rows, windows and vectors in one transaction. Every run imports into a
+    cut each passage into search units, embed the units in batches, then write messages,
+    passages, FTS rows, units and vectors in one transaction. Every run imports into a
     fresh, empty store (``GALLERY_APP_DATA_DIR`` pointed at a new temporary folder), so each
     run does the whole work; opening that store is not timed. Throughput is printed as
-    messages (in the file), passages and windows per second of import.
+    messages (in the file), passages and search units per second of import.
 
 Inside and outside the embedder
     The embedder is wrapped in a timing proxy that adds up ``perf_counter`` time spent in its

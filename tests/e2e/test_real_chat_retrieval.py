@@ -103,9 +103,10 @@ def test_a_detail_of_a_long_announcement_is_found(real_chats, embedder):
     assert best.focus_message_ids == [imported.line_to_message[7299]]
 
 
-def test_a_group_name_is_findable(real_chats, embedder):
-    """The group's name is only in WhatsApp's own line 'You created group "…"'."""
+@pytest.mark.parametrize("question", ["Wat is de naam van deze groep?", "When was the group created?"])
+def test_the_group_line_is_findable(real_chats, embedder, question):
+    """The group's name and start are only in WhatsApp's own line 'You created group "…"' (line 2)."""
     _questions_, imported = real_chats["dutch_friends"]
     session = ChatSession(imported.conn, embedder, None, k=3)
-    _query, retrieval = session.retrieve("What is the name of this group chat?")
+    _query, retrieval = session.retrieve(question)
     assert _rank(retrieval, imported, [2]) is not None
