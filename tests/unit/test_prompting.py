@@ -91,6 +91,7 @@ def test_base_models_get_a_completion_prompt_with_examples():
     ("Ryanair.", "Which airline?", False),          # a name nowhere in the context
     ("A total of 95 pounds.", "How much?", False),  # a number nowhere in the context
     ("The answer is Maya's surname.", "What is Maya's surname?", False),  # only repeats the question
+    ("The answer to this question is: Maya's surname.", "What is Maya's surname?", False),  # SmolLM2 said it
     ("No.", "Did they get a refund?", True),
     ("I don't know.", "What is Daniel's blood type?", True),
 ])

@@ -30,7 +30,7 @@ _ORDINARY = {
 }
 _FILLER = {
     "the", "a", "an", "is", "was", "were", "are", "be", "it", "its", "of", "to", "in", "on", "for", "and", "or",
-    "that", "this", "answer", "person", "who", "what", "which", "when", "where", "how", "did", "does", "do", "s",
+    "that", "this", "answer", "question", "person", "who", "what", "which", "when", "where", "how", "did", "does", "do", "s",
     "i", "you", "he", "she", "they", "we", "my", "your", "his", "her", "their", "our", "me", "him", "them",
 }
 
