@@ -215,7 +215,7 @@ def import_once(chat: Path, embedder: TimedEmbedder, profiler: cProfile.Profile 
 
 # --- report ---------------------------------------------------------------------------------
 
-COLUMNS = (("run", 6), ("total s", 8), ("msgs/s", 8), ("passages/s", 10), ("windows/s", 9), ("embed s", 8),
+COLUMNS = (("run", 6), ("total s", 8), ("msgs/s", 8), ("passages/s", 10), ("units/s", 9), ("embed s", 8),
            ("tokenizer s", 11), ("outside s", 9), ("outside", 8), ("+tokenizer", 10))
 
 
