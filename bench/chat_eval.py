@@ -123,6 +123,10 @@ class SetResult:
     passages: int = 0
     messages: int = 0
 
+    def record(self, kind: str, first_rank: int | None) -> None:
+        for k in KS:
+            self.recall[kind][k].append(1.0 if first_rank is not None and first_rank <= k else 0.0)
+
 
 @dataclass
 class ImportedChat:
@@ -131,6 +135,10 @@ class ImportedChat:
     line_to_message: dict
     seconds: float
     summary: object
+
+    def gold_messages(self, item: dict) -> set[int]:
+        """The ids of the messages whose header lines the question lists as answering it."""
+        return {self.line_to_message[line] for line in item["gold_lines"] if line in self.line_to_message}
 
 
 def import_for_eval(chat: Path, embedder, config) -> ImportedChat:
@@ -162,17 +170,14 @@ def evaluate(name: str, questions: list[dict], chat: ImportedChat, embedder, llm
             else:
                 session.remember(item["previous_question"], session.retrieve(item["previous_question"])[1], "")
         query, retrieval = session.retrieve(item["question"])
-        gold = {chat.line_to_message[line] for line in item["gold_lines"] if line in chat.line_to_message}
+        gold = chat.gold_messages(item)
         if item["gold_lines"] and len(gold) != len(item["gold_lines"]):
             print(f"warning: {name} {item['id']}: gold lines {item['gold_lines']} are not all message headers",
                   file=sys.stderr)
-        ranks = [rank for rank, match in enumerate(retrieval.matches, start=1) if gold & set(match.message_ids)]
-        first = ranks[0] if ranks else None
+        first = _first_rank(retrieval, gold)
         if gold:
-            for k in KS:
-                value = 1.0 if first is not None and first <= k else 0.0
-                result.recall[item["kind"]][k].append(value)
-                result.recall["overall"][k].append(value)
+            result.record(item["kind"], first)
+            result.record("overall", first)
             if first is None or first > 3:
                 result.misses.append(_miss(conn, item, query, retrieval, gold, first))
         text = ""
@@ -204,12 +209,15 @@ def _in_a_row(result: SetResult, questions: list[dict], chat: ImportedChat, embe
     for item in questions:
         query, retrieval = session.retrieve(item["question"])
         session.remember(item["question"], retrieval, "")
-        gold = {chat.line_to_message[line] for line in item["gold_lines"] if line in chat.line_to_message}
-        if not gold or item["previous_question"]:
-            continue
-        ranks = [rank for rank, match in enumerate(retrieval.matches, start=1) if gold & set(match.message_ids)]
-        for k in KS:
-            result.recall["(in a row)"][k].append(1.0 if ranks and ranks[0] <= k else 0.0)
+        gold = chat.gold_messages(item)
+        if gold and not item["previous_question"]:
+            result.record("(in a row)", _first_rank(retrieval, gold))
+
+
+def _first_rank(retrieval, gold: set[int]) -> int | None:
+    """The rank (from 1) of the first passage holding a gold message, None when none does."""
+    return next((rank for rank, match in enumerate(retrieval.matches, start=1) if gold & set(match.message_ids)),
+                None)
 
 
 def _miss(conn, item: dict, query: str, retrieval, gold: set[int], first: int | None) -> dict:

@@ -234,31 +234,29 @@ class ChatRetriever:
         words = list(dict.fromkeys(word.lower() for word in _WORD.findall(question) if len(word) >= 4))
         if not words:
             return
-        chat_filter = f" AND c.chat_id IN ({','.join('?' * len(chats))})" if chats else ""
         total = len(scored.chunk_ids)
         position_of = {int(c): p for p, c in enumerate(scored.chunk_ids.tolist())}
         lift = np.zeros(total)
         for word in words:
-            rows = self.conn.execute(
-                "SELECT f.rowid FROM chunks_fts f JOIN chunks c ON c.id = f.rowid "
-                f"WHERE chunks_fts MATCH ?{chat_filter} LIMIT ?",
-                (f'"{word}"', *(chats or ()), int(RARE_SHARE * total) + 2)).fetchall()
-            if not rows or len(rows) > RARE_SHARE * total:
+            found = self._fts_passages(f'"{word}"', chats, int(RARE_SHARE * total) + 2, by_rank=False)
+            if not found or len(found) > RARE_SHARE * total:
                 continue
-            for (chunk_id,) in rows:
+            for chunk_id in found:
                 if chunk_id in position_of:
                     lift[position_of[chunk_id]] += RARE_WORD_LIFT
         scored.score += np.minimum(lift, 2 * RARE_WORD_LIFT)
 
     def _keyword_ranking(self, question: str, limit: int, chats: Sequence[int] | None) -> list[int]:
         query = fts_query(question)
-        if query is None:
-            return []
+        return [] if query is None else self._fts_passages(query, chats, limit, by_rank=True)
+
+    def _fts_passages(self, match: str, chats: Sequence[int] | None, limit: int, *, by_rank: bool) -> list[int]:
+        """Passages (of ``chats``) matching the FTS5 query ``match``, best BM25 first when ``by_rank``."""
         chat_filter = f" AND c.chat_id IN ({','.join('?' * len(chats))})" if chats else ""
+        order = " ORDER BY bm25(chunks_fts)" if by_rank else ""
         rows = self.conn.execute(
             "SELECT f.rowid FROM chunks_fts f JOIN chunks c ON c.id = f.rowid "
-            f"WHERE chunks_fts MATCH ?{chat_filter} ORDER BY bm25(chunks_fts) LIMIT ?",
-            (query, *(chats or ()), limit))
+            f"WHERE chunks_fts MATCH ?{chat_filter}{order} LIMIT ?", (match, *(chats or ()), limit))
         return [row[0] for row in rows]
 
     # --- what the person is shown -------------------------------------------------------------
