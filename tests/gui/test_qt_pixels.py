@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,8 +11,9 @@ from PySide6.QtGui import QImage
 
 from gallery_app.core.photos.pixels import PixelLayout, from_pil, to_rgb_array
 from gallery_app.ui.qt_pixels import pixel_buffer_from_qimage
+from tests.conftest import SHARED_FIXTURES, require_shared_fixtures
 
-HOPPER = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "photos" / "pillow" / "hopper.png"
+HOPPER = SHARED_FIXTURES / "photos" / "pillow" / "hopper.png"
 
 COLOUR_FORMATS = [
     QImage.Format.Format_RGB32,
@@ -46,8 +46,7 @@ def qimage_from_pil(image: Image.Image) -> QImage:
 
 
 def sources():
-    if not HOPPER.is_file():
-        pytest.fail(f"The shared photo fixtures are missing: expected {HOPPER} beside the checkout.")
+    require_shared_fixtures()
     with Image.open(HOPPER) as hopper:
         hopper.load()
         return {"hopper.png": (hopper.convert("RGB"), QImage(str(HOPPER))), "synthetic": (synthetic(), qimage_from_pil(synthetic()))}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,8 +15,9 @@ from gallery_app.core.models.specs import ModelFile
 from gallery_app.core.photos.clip_preprocess import preprocess
 from gallery_app.core.photos.decode import decode_image
 from tests.clip_models import build_vision_tower
+from tests.conftest import SHARED_FIXTURES
 
-PHOTOS = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "photos"
+PHOTOS = SHARED_FIXTURES / "photos"
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +37,7 @@ def expected(pixels: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return raw / np.linalg.norm(raw, axis=1, keepdims=True)
 
 
+@pytest.mark.shared_fixtures
 def test_photos_reach_the_model_as_expected(tower):
     encoder, weights = tower
     images = [decode_image(PHOTOS / "skimage" / name, max_side=224).rgb
@@ -56,6 +57,7 @@ def test_batching_does_not_change_vectors(tower):
     np.testing.assert_allclose(together, one_by_one, atol=1e-6)
 
 
+@pytest.mark.shared_fixtures
 def test_swapped_red_and_blue_give_a_different_vector(tower):
     encoder, _ = tower
     image = decode_image(PHOTOS / "skimage" / "coffee.png", max_side=224).rgb
