@@ -13,6 +13,7 @@ import apsw
 from gallery_app.core import resources
 from gallery_app.core.chat.importer import import_chat
 from gallery_app.core.photos.indexer import PhotoIndexer
+from gallery_app.core.store import atomic
 
 DEMO_LOADED_KEY = "demo_data_loaded"
 
@@ -44,7 +45,7 @@ def load_demo_data(conn: apsw.Connection, embedder, vision, *, progress: Callabl
         lines.append(summary.describe())
     if embedder is None:
         return lines  # the chats come on a later start, once a text embedder is here
-    with conn:
+    with atomic(conn):
         conn.execute("INSERT OR REPLACE INTO app_state(key, value) VALUES (?, '1')", (DEMO_LOADED_KEY,))
     progress(steps, steps)
     return lines

@@ -21,7 +21,7 @@ from gallery_app.core.models.runtimes.vector_model import VectorModel
 from gallery_app.core.photos import library
 from gallery_app.core.photos.library import PhotoSource
 from gallery_app.core.photos.photo_vectors import existing_photo_vector_table, photo_vector_table
-from gallery_app.core.store import insert_vectors
+from gallery_app.core.store import atomic, insert_vectors
 
 FORMAT_VERSION = 1
 _ROW_FIELDS = ("content_hash", "file_size", "width", "height", "format", "captured_at", "latitude", "longitude",
@@ -103,7 +103,7 @@ def import_bundle(conn: apsw.Connection, model: VectorModel, bundle: Path, base_
             new_vectors.append(vector)
     if new_rows:
         table = photo_vector_table(conn, model)
-        with conn:
+        with atomic(conn):
             ids = [library.insert_photo(conn, row) for row in new_rows]
             insert_vectors(conn, table, ids, np.stack(new_vectors), model_key=model.model_key,
                            metadata={"source": [PhotoSource.BUNDLED.value] * len(ids)})

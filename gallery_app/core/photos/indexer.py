@@ -32,6 +32,7 @@ from gallery_app.core.photos.photo_vectors import (
     delete_photo_vectors, photos_without_vectors, store_photo_vectors, stored_vectors, vector_rowids,
 )
 from gallery_app.core.photos.preparing import PreparedPhoto, is_photo_file, prepare_photo
+from gallery_app.core.store import atomic
 
 #: (stage, done, total); stages "scanning", "indexing", "removing".
 IndexProgress = Callable[[str, int, int], None]
@@ -105,7 +106,7 @@ class PhotoIndexer:
         if not folder.is_dir():
             raise AppError(f"{folder} is not a folder.", hint="Choose a folder that holds photos.")
         summary = IndexSummary(folder=folder)
-        with self.conn:
+        with atomic(self.conn):
             folder_id = library.ensure_folder(self.conn, folder)
         known = library.photos_in_folder(self.conn, folder_id)
         self.progress("scanning", 0, 0)
@@ -123,7 +124,7 @@ class PhotoIndexer:
             present = {str(p) for p in on_disk}
             gone = [r.id for r in library.photos_in_folder(self.conn, folder_id).values() if r.path not in present]
             self.progress("removing", 0, len(gone))
-            with self.conn:
+            with atomic(self.conn):
                 self._delete(gone)
                 library.mark_folder_scanned(self.conn, folder_id)
             summary.removed = len(gone)
@@ -150,7 +151,7 @@ class PhotoIndexer:
         for prepared_batch in self._prepared_batches(list(by_path), frozenset(), summary):
             prepared_batch = [p for p in prepared_batch if p.pixel_values is not None]
             vectors = self._embed([p.pixel_values for p in prepared_batch])
-            with self.conn:
+            with atomic(self.conn):
                 store_photo_vectors(self.conn, self.vision, [by_path[p.path] for p in prepared_batch], vectors)
             summary.embedded += len(prepared_batch)
         return summary.embedded
@@ -220,7 +221,7 @@ class PhotoIndexer:
         # The model runs before the transaction opens, so the database is never locked while it thinks.
         vectors = self._embed([p.pixel_values for p in to_embed]) if self.vision is not None else None
         same_content = library.photos_with_hashes(self.conn, [p.content_hash for p in good if p.pixel_values is None])
-        with self.conn:
+        with atomic(self.conn):
             new_records: list[PhotoRecord] = []
             for prepared in good:
                 photo_id = self._store_one(prepared, source, folder_id, same_content, summary)

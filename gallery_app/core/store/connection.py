@@ -8,13 +8,14 @@ Every thread opens its own connection; WAL lets readers go on while a writer com
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import apsw
 
-from gallery_app.core.errors import StoreError
+from gallery_app.core.errors import StoreDamaged, StoreError, StoreUnwritable
 
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
@@ -53,42 +54,132 @@ def _switch_to_wal(conn: apsw.Connection, timeout_ms: int) -> str:
             time.sleep(0.005)
 
 
+#: What to do about a database that cannot be used, for the messages below.
+NEW_FOLDER = "or start with a new data folder: GALLERY_APP_DATA_DIR=/path/to/new/folder"
+
+
+def _damaged(path: str, what: str) -> StoreDamaged:
+    return StoreDamaged(
+        f"The database {path} {what}. Nothing was changed in it.",
+        hint=f"Restore it from a backup, or move it out of {Path(path).parent} (the app then starts an empty one), "
+             f"{NEW_FOLDER}. `gallery-app-cli doctor` checks the whole file.")
+
+
+def _unwritable(path: str, detail: str) -> StoreUnwritable:
+    folder = Path(path).parent
+    if Path(path).is_dir():
+        what = f"The database {path} is a folder, not a file"
+    elif not os.access(folder, os.W_OK | os.X_OK):
+        what = f"The data folder {folder} is read-only, so the database {path} cannot be opened for writing"
+    elif Path(path).exists() and not os.access(path, os.W_OK):
+        what = f"The database {path} is read-only"
+    else:
+        what = f"The database {path} cannot be opened for writing ({detail})"
+    return StoreUnwritable(
+        f"{what}. Nothing was changed.",
+        hint=f"Make the folder and the file writable for you, {NEW_FOLDER} "
+             "(to keep this data, copy the folder somewhere writable and point GALLERY_APP_DATA_DIR there).")
+
+
+def store_failure(exc: BaseException, path: Path | str) -> StoreError | None:
+    """What to tell a person when ``exc`` says the database file is damaged or cannot be written; else None.
+
+    A damaged file is left exactly as it is from then on: connections to it no longer copy their
+    write-ahead log into it when they close (which would overwrite pages a recovery tool may need).
+    """
+    path = str(path)
+    if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
+        for conn in apsw.connections():
+            if conn.filename and os.path.samefile(conn.filename, path) if os.path.exists(path) else False:
+                conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
+        if isinstance(exc, apsw.NotADBError):
+            return _damaged(path, "is not a gallery_app database (not an SQLite file, or its first page is damaged)")
+        return _damaged(path, f"is damaged ({exc})")
+    if isinstance(exc, (apsw.ReadOnlyError, apsw.CantOpenError, apsw.PermissionsError)):
+        return _unwritable(path, str(exc))
+    return None
+
+
+def _refuse_unknown_file(conn: apsw.Connection, path: str) -> None:
+    # Reading the schema reads the file's first page, so a damaged file stops here before anything is
+    # written (the switch to WAL writes the header); an SQLite file of another program is not migrated.
+    names = {row[0] for row in conn.execute("SELECT name FROM sqlite_schema")}
+    if names and "schema_migrations" not in names:
+        raise _damaged(path, "is an SQLite database, but not one gallery_app made (it has no schema_migrations "
+                             "table)")
+
+
 def connect(path: Path | str, *, readonly: bool = False,
             busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> apsw.Connection:
-    """Open ``path`` (created unless ``readonly``) ready for the app: sqlite-vec, WAL, foreign keys."""
+    """Open ``path`` (created unless ``readonly``) ready for the app: sqlite-vec, WAL, foreign keys.
+
+    A damaged, foreign or unwritable file raises ``StoreDamaged`` or ``StoreUnwritable`` and is not changed.
+    """
     path = str(path)
     in_memory = path == ":memory:" or path.startswith("file::memory:")
     if not in_memory:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnwritable(f"The data folder {Path(path).parent} cannot be created ({exc.strerror}).",
+                                  hint=f"Choose a folder you can write to: {NEW_FOLDER}.") from exc
     flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
     try:
         conn = apsw.Connection(path, flags=flags | apsw.SQLITE_OPEN_URI)
     except apsw.Error as exc:
-        raise StoreError(f"The database {path} could not be opened: {exc}.") from exc
+        failure = store_failure(exc, path)
+        raise failure or StoreError(f"The database {path} could not be opened: {exc}.") from exc
     try:
         conn.set_busy_timeout(busy_timeout_ms)
         _load_sqlite_vec(conn)
         if not in_memory and not readonly:
+            _refuse_unknown_file(conn, path)
             mode = _switch_to_wal(conn, busy_timeout_ms)
             if str(mode).lower() != "wal":
                 raise StoreError(f"The database {path} could not switch to WAL mode (got {mode}).")
         # NORMAL is durable against an app crash in WAL mode; only a power cut may lose the last commit.
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
-    except apsw.NotADBError as exc:
+    except apsw.Error as exc:
+        failure = store_failure(exc, path)
         conn.close()
-        raise StoreError(f"{path} is not a gallery_app database (or it is damaged).") from exc
+        if failure is None:
+            raise
+        raise failure from exc
     except BaseException:
         conn.close()
         raise
     return conn
 
 
+#: What a writer hears when another one held the database longer than the busy timeout.
+WRITER_BUSY = "Another import is writing to the library; try again when it finishes."
+
+
 @contextlib.contextmanager
 def atomic(conn: apsw.Connection) -> Iterator[apsw.Connection]:
-    """All statements inside commit together or not at all; nests through savepoints."""
-    with conn:
+    """The one way to write: all statements inside commit together or not at all; nests through savepoints.
+
+    The outermost level is BEGIN IMMEDIATE, which takes the write lock before the first read. A
+    deferred transaction (or apsw's savepoint) that reads first fails at once with "database is
+    locked" when its read turns into a write while another connection writes: SQLite cannot call
+    the busy handler for that upgrade in WAL mode. Taken up front, the lock is waited for.
+    """
+    if conn.in_transaction:
+        with conn:
+            yield conn
+        return
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except apsw.BusyError as exc:
+        raise StoreError(WRITER_BUSY, hint="Nothing was changed.") from exc
+    try:
         yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 def sqlite_versions(conn: apsw.Connection) -> dict[str, str]:

@@ -8,6 +8,7 @@ from. Anything that does not match is refused; a silent wrong answer is worse th
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -18,6 +19,7 @@ import apsw
 import numpy as np
 
 from gallery_app.core.errors import StoreError, VectorModelMismatch
+from gallery_app.core.store.connection import atomic
 
 #: sqlite-vec refuses KNN queries with a larger k.
 MAX_K = 4096
@@ -91,8 +93,10 @@ def ensure_vector_table(conn: apsw.Connection, kind: str, model_key: str, dims: 
         if column_type not in METADATA_TYPES:
             raise StoreError(f"Metadata column {column!r} has unknown type {column_type!r}.")
     wanted = VectorTable(vector_table_name(kind, model_key), kind, model_key, dims, metric, metadata)
-    with conn:
-        existing = get_vector_table(conn, kind, model_key)
+    # Looked up first without the write lock: a search that only reads must not wait for an import.
+    existing = get_vector_table(conn, kind, model_key)
+    with contextlib.nullcontext() if existing is not None else atomic(conn):
+        existing = existing or get_vector_table(conn, kind, model_key)
         if existing is not None:
             if (existing.dims, existing.metric, dict(existing.metadata)) != (dims, metric, metadata):
                 raise VectorModelMismatch(
@@ -199,7 +203,7 @@ def insert_vectors(conn: apsw.Connection, table: VectorTable, rowids: Sequence[i
         (rowid, vector.tobytes(), *(metadata[column][i] for column in columns))
         for i, (rowid, vector) in enumerate(zip(rowids, array))
     )
-    with conn:
+    with atomic(conn):
         # vec0 has no UPSERT; replacing a row is delete-then-insert inside the same transaction.
         conn.executemany(f"DELETE FROM {table.name} WHERE rowid = ?", [(rowid,) for rowid in rowids])
         conn.executemany(insert, rows)
@@ -209,7 +213,7 @@ def insert_vectors(conn: apsw.Connection, table: VectorTable, rowids: Sequence[i
 
 def delete_vectors(conn: apsw.Connection, table: VectorTable, rowids: Sequence[int]) -> None:
     rowids = [int(r) for r in rowids]
-    with conn:
+    with atomic(conn):
         conn.executemany(f"DELETE FROM {table.name} WHERE rowid = ?", [(r,) for r in rowids])
         old = _bump_version(conn, table)
     _notify(conn, table, old, ("delete", rowids))
