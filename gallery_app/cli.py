@@ -66,27 +66,35 @@ def _check_runtime(module: str) -> str:
 def cmd_doctor(args: argparse.Namespace) -> int:
     from gallery_app.core.models import sources
     from gallery_app.core.store import open_store, sqlite_versions
+    from gallery_app.core.store.connection import check_integrity
     from gallery_app.core.store.migrations import applied_migrations
 
     problems: list[str] = []
     print(f"gallery_app   {__version__}")
     print(f"Python        {platform.python_version()} ({sys.executable})")
-    database = paths.database_path()
+    data = paths.data_dir(create=False)
+    database = data / paths.DATABASE_FILENAME
     try:
         conn = open_store(database)
-        versions = sqlite_versions(conn)
-        print(f"SQLite        {versions['sqlite']} (apsw {versions['apsw']})")
-        print(f"sqlite-vec    {versions['sqlite_vec']}")
-        print(f"Database      {database} ({len(applied_migrations(conn))} migrations applied)")
-        conn.close()
+        try:
+            versions = sqlite_versions(conn)
+            print(f"SQLite        {versions['sqlite']} (apsw {versions['apsw']})")
+            print(f"sqlite-vec    {versions['sqlite_vec']}")
+            migrations = len(applied_migrations(conn))
+            check_integrity(conn, database)  # reads every page: a damaged page shows here, not at a later query
+            print(f"Database      {database} ({migrations} migrations applied, integrity check passed)")
+        finally:
+            conn.close()
     except AppError as exc:
         problems.append(str(exc))
-        print(f"Database      {database}: BROKEN: {exc}")
-    data = paths.data_dir()
+        print(f"Database      {database}: BROKEN: {exc.message}")
     writable = os.access(data, os.W_OK)
     print(f"Data folder   {data}{'' if writable else '  (NOT WRITABLE)'}")
-    if not writable:
+    # A database problem already says what is wrong with the folder or the file.
+    if not writable and not problems:
         problems.append(f"The data folder {data} is not writable.")
+    elif database.exists() and not os.access(database, os.W_OK) and not problems:
+        problems.append(f"The database {database} is read-only: nothing can be imported or added.")
     print(f"Models folder {paths.models_dir()}")
     for module in ("onnxruntime", "llama_cpp", "tokenizers"):
         state = _check_runtime(module)
@@ -255,6 +263,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except AppError as exc:
         print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        from gallery_app.core.store.connection import store_failure
+
+        # A damaged page or a read-only file met in the middle of a command, after the store opened.
+        failure = store_failure(exc, paths.data_dir(create=False) / paths.DATABASE_FILENAME)
+        if failure is None:
+            raise
+        print(f"Error: {failure}", file=sys.stderr)
         return 1
 
 

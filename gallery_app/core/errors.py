@@ -23,6 +23,14 @@ class StoreError(AppError):
     """The database could not be opened, migrated or written."""
 
 
+class StoreDamaged(StoreError):
+    """The database file is damaged, or is not a gallery_app database at all; it is left exactly as it is."""
+
+
+class StoreUnwritable(StoreError):
+    """The data folder or the database file cannot be written (permissions, a read-only disk)."""
+
+
 class VectorModelMismatch(StoreError):
     """A vector from one model was offered to a table made by another (or has the wrong size)."""
 

@@ -11,10 +11,14 @@ from pathlib import Path
 
 import platformdirs
 
+from gallery_app.core.errors import StoreUnwritable
+
 APP_NAME = "gallery_app"
 DATA_DIR_ENV = "GALLERY_APP_DATA_DIR"
 MODELS_DIR_ENV = "GALLERY_APP_MODELS_DIR"
 DATABASE_FILENAME = "gallery.db"
+#: The way out when the data folder cannot be used, for error messages.
+NEW_DATA_FOLDER = f"or start with a new data folder: {DATA_DIR_ENV}=/path/to/new/folder"
 
 
 def _from_env(name: str) -> Path | None:
@@ -22,12 +26,20 @@ def _from_env(name: str) -> Path | None:
     return Path(value).expanduser() if value else None
 
 
+def data_folder(path: Path) -> Path:
+    """Create ``path`` (a folder of app data) if needed; ``StoreUnwritable`` when that is not allowed."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreUnwritable(f"The data folder {path} cannot be created ({exc.strerror}). Nothing was changed.",
+                              hint=f"Choose a folder you can write to, {NEW_DATA_FOLDER}.") from exc
+    return path
+
+
 def data_dir(create: bool = True) -> Path:
     """The database, thumbnails and settings live here."""
     path = _from_env(DATA_DIR_ENV) or Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
-    if create:
-        path.mkdir(parents=True, exist_ok=True)
-    return path
+    return data_folder(path) if create else path
 
 
 def models_dir(create: bool = True) -> Path:
@@ -43,13 +55,9 @@ def database_path() -> Path:
 
 
 def thumbnails_dir() -> Path:
-    path = data_dir() / "thumbnails"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return data_folder(data_dir() / "thumbnails")
 
 
 def library_dir(kind: str) -> Path:
     """Where the app keeps copies of photos it was handed: ``uploads`` and ``captures``."""
-    path = data_dir() / "photos" / kind
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return data_folder(data_dir() / "photos" / kind)

@@ -16,9 +16,12 @@ from typing import Any
 import apsw
 from PySide6.QtCore import QObject, Signal
 
+from gallery_app.core import paths
+from gallery_app.core.errors import StoreError
 from gallery_app.core.models import loading
 from gallery_app.core.models.specs import Role
 from gallery_app.core.store import open_store
+from gallery_app.core.store.connection import store_failure
 from gallery_app.ui.settings import Settings
 from gallery_app.ui.workers import Worker, WorkerPool
 
@@ -39,6 +42,8 @@ class Services(QObject):
     task_started = Signal(str, object)
     #: A short message for the status bar.
     message = Signal(str)
+    #: (StoreError) the database cannot be used (damaged, unwritable, …): the window tells the person once.
+    store_failed = Signal(object)
 
     def __init__(self, settings: Settings | None = None, workers: WorkerPool | None = None,
                  parent: QObject | None = None):
@@ -62,12 +67,34 @@ class Services(QObject):
     # --- database ------------------------------------------------------------------------------
     @contextmanager
     def connect(self) -> Iterator[apsw.Connection]:
-        """A connection of its own for one piece of work (call it on the thread that uses it)."""
-        conn = open_store()
+        """A connection of its own for one piece of work (call it on the thread that uses it).
+
+        A damaged page or a read-only file met while working raises the same ``StoreError`` as at opening.
+        """
+        path = paths.database_path()
+        try:
+            conn = open_store(path)
+        except StoreError as exc:
+            self.store_failed.emit(exc)
+            raise
         try:
             yield conn
+        except Exception as exc:
+            failure = store_failure(exc, path)
+            if failure is None:
+                raise
+            self.store_failed.emit(failure)
+            raise failure from exc
         finally:
             conn.close()
+
+    def check_store(self) -> StoreError | None:
+        """Open the database once, before the window uses it: what stops that, or None."""
+        try:
+            with self.connect():
+                return None
+        except StoreError as exc:
+            return exc
 
     # --- models --------------------------------------------------------------------------------
     def model(self, role: Role):

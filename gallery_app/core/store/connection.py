@@ -16,6 +16,7 @@ from pathlib import Path
 import apsw
 
 from gallery_app.core.errors import StoreDamaged, StoreError, StoreUnwritable
+from gallery_app.core.paths import NEW_DATA_FOLDER, data_folder
 
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
@@ -54,15 +55,25 @@ def _switch_to_wal(conn: apsw.Connection, timeout_ms: int) -> str:
             time.sleep(0.005)
 
 
-#: What to do about a database that cannot be used, for the messages below.
-NEW_FOLDER = "or start with a new data folder: GALLERY_APP_DATA_DIR=/path/to/new/folder"
+def _no_checkpoint_on_close(path: str) -> None:
+    wal = Path(f"{path}-wal")
+    if not wal.is_file() or wal.stat().st_size == 0:
+        return  # nothing to copy; closing then removes the empty log this process made
+    for conn in apsw.connections():
+        # A connection busy on another thread meets the damage itself and comes here with it.
+        with contextlib.suppress(OSError, apsw.ThreadingViolationError):
+            if conn.filename and os.path.samefile(conn.filename, path):
+                conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
 
 
 def _damaged(path: str, what: str) -> StoreDamaged:
+    # From now on the file stays exactly as it is: closing a connection would otherwise copy its
+    # write-ahead log into it, over pages a recovery tool may need.
+    _no_checkpoint_on_close(path)
     return StoreDamaged(
         f"The database {path} {what}. Nothing was changed in it.",
         hint=f"Restore it from a backup, or move it out of {Path(path).parent} (the app then starts an empty one), "
-             f"{NEW_FOLDER}. `gallery-app-cli doctor` checks the whole file.")
+             f"{NEW_DATA_FOLDER}. `gallery-app-cli doctor` checks the whole file.")
 
 
 def _unwritable(path: str, detail: str) -> StoreUnwritable:
@@ -71,33 +82,42 @@ def _unwritable(path: str, detail: str) -> StoreUnwritable:
         what = f"The database {path} is a folder, not a file"
     elif not os.access(folder, os.W_OK | os.X_OK):
         what = f"The data folder {folder} is read-only, so the database {path} cannot be opened for writing"
-    elif Path(path).exists() and not os.access(path, os.W_OK):
-        what = f"The database {path} is read-only"
+    elif locked := [name for name in (path, f"{path}-wal", f"{path}-shm")
+                    if Path(name).exists() and not os.access(name, os.W_OK)]:
+        # SQLite makes the -wal and -shm files with the database's permissions: they stay read-only after a chmod.
+        what = f"{', '.join(locked)} {'is' if len(locked) == 1 else 'are'} read-only, so the database cannot be written"
     else:
         what = f"The database {path} cannot be opened for writing ({detail})"
     return StoreUnwritable(
         f"{what}. Nothing was changed.",
-        hint=f"Make the folder and the file writable for you, {NEW_FOLDER} "
-             "(to keep this data, copy the folder somewhere writable and point GALLERY_APP_DATA_DIR there).")
+        hint=f"Make the folder and the file writable for you, {NEW_DATA_FOLDER} "
+             "(to keep this data, copy the folder somewhere writable and use that copy).")
 
 
 def store_failure(exc: BaseException, path: Path | str) -> StoreError | None:
-    """What to tell a person when ``exc`` says the database file is damaged or cannot be written; else None.
-
-    A damaged file is left exactly as it is from then on: connections to it no longer copy their
-    write-ahead log into it when they close (which would overwrite pages a recovery tool may need).
-    """
+    """What to tell a person when ``exc`` says the database file is damaged or cannot be written; else None."""
     path = str(path)
-    if isinstance(exc, (apsw.CorruptError, apsw.NotADBError)):
-        for conn in apsw.connections():
-            if conn.filename and os.path.samefile(conn.filename, path) if os.path.exists(path) else False:
-                conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
-        if isinstance(exc, apsw.NotADBError):
-            return _damaged(path, "is not a gallery_app database (not an SQLite file, or its first page is damaged)")
+    if isinstance(exc, apsw.NotADBError):
+        return _damaged(path, "is not a gallery_app database (not an SQLite file, or its first page is damaged)")
+    if isinstance(exc, apsw.CorruptError):
         return _damaged(path, f"is damaged ({exc})")
     if isinstance(exc, (apsw.ReadOnlyError, apsw.CantOpenError, apsw.PermissionsError)):
         return _unwritable(path, str(exc))
     return None
+
+
+def check_integrity(conn: apsw.Connection, path: Path | str) -> None:
+    """SQLite's full ``integrity_check`` (every page, and every index against its table); slow on big files.
+
+    Raises ``StoreDamaged`` naming the first problems found.
+    """
+    try:
+        found = [row[0] for row in conn.execute("PRAGMA integrity_check(5)")]
+    except apsw.Error as exc:
+        raise store_failure(exc, path) or StoreError(f"Checking the database {path} failed: {exc}.") from exc
+    if found != ["ok"]:
+        lines = [line for row in found for line in row.splitlines() if line.strip() and not line.startswith("***")]
+        raise _damaged(str(path), "is damaged: " + "; ".join(lines))
 
 
 def _refuse_unknown_file(conn: apsw.Connection, path: str) -> None:
@@ -118,11 +138,7 @@ def connect(path: Path | str, *, readonly: bool = False,
     path = str(path)
     in_memory = path == ":memory:" or path.startswith("file::memory:")
     if not in_memory:
-        try:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreUnwritable(f"The data folder {Path(path).parent} cannot be created ({exc.strerror}).",
-                                  hint=f"Choose a folder you can write to: {NEW_FOLDER}.") from exc
+        data_folder(Path(path).parent)
     flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
     try:
         conn = apsw.Connection(path, flags=flags | apsw.SQLITE_OPEN_URI)
