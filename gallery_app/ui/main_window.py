@@ -24,6 +24,7 @@ from gallery_app.core.photos.preparing import is_photo_file
 from gallery_app.ui.chat.pane import ChatPane
 from gallery_app.ui.models_dialog import ModelsDialog, ModelState, check_models, describe_model, needs_attention
 from gallery_app.ui.photos.pane import PhotoPane
+from gallery_app.ui.plain_text import escape, tooltip
 from gallery_app.ui.services import Services
 from gallery_app.ui.settings import Settings
 from gallery_app.ui.settings_dialog import SettingsDialog
@@ -166,12 +167,12 @@ class MainWindow(QMainWindow):
 
     # --- first start, models -------------------------------------------------------------------
     def _prepare_demo(self) -> None:
-        worker = Worker(prepare_demo, self.services)
+        worker = Worker(prepare_demo, self.services).writing("the demo setup")
         worker.signals.result.connect(self._demo_prepared)
         self.services.run(worker, "Preparing the demo chats and photos")
 
     def _demo_prepared(self, lines: list[str]) -> None:
-        if lines:
+        if lines and not self._closed:
             self.services.data_changed.emit("chats")
             self.services.data_changed.emit("photos")
             self.statusBar().showMessage("Demo data ready: " + " ".join(lines), 15_000)
@@ -185,18 +186,20 @@ class MainWindow(QMainWindow):
 
     def _models_check_failed(self, error: AppError) -> None:
         self.model_label.setText("Models: check failed")
-        self.model_label.setToolTip(str(error))
+        self.model_label.setToolTip(tooltip(str(error)))
         self.show_error(error)
 
     def _models_ready(self, states: list[ModelState]) -> None:
+        if self._closed:  # delivered while closing (the close waits for every job's results)
+            return
         self.model_states = states
         by_role = {state.role: state for state in states}
         ready = sum(state.usable for state in states)
         self.model_label.setText(f"Models: {ready} of {len(states)} ready")
-        self.model_label.setToolTip("\n".join(
+        self.model_label.setToolTip(tooltip("\n".join(
             describe_model(by_role.get(role), what) for role, what in (
                 (Role.TEXT_EMBEDDER, "Message search"), (Role.CHAT_LLM, "Answers"),
-                (Role.CLIP_VISION, "Photo search (images)"), (Role.CLIP_TEXT, "Photo search (words)"))))
+                (Role.CLIP_VISION, "Photo search (images)"), (Role.CLIP_TEXT, "Photo search (words)")))))
         self.models_checked.emit(states)
         settings = QSettings()
         if needs_attention(states) and not settings.value(MODELS_OFFERED_KEY, False, type=bool):
@@ -224,7 +227,7 @@ class MainWindow(QMainWindow):
             self, "About Gallery",
             f"<b>gallery_app {__version__}</b><p>Your own chats and photos, searchable by meaning. "
             "Everything runs on this computer: no server, no account, no upload.</p>"
-            f"<p>Data folder: {paths.data_dir()}<br>Models folder: {paths.models_dir()}</p>"
+            f"<p>Data folder: {escape(paths.data_dir())}<br>Models folder: {escape(paths.models_dir())}</p>"
             "<p>Demo photos: scikit-image sample data (BSD-3-Clause).</p>",
         )
 
@@ -238,6 +241,7 @@ class MainWindow(QMainWindow):
         if self.models_dialog is not None:
             self.models_dialog.shutdown()
         self.services.workers.cancel_all()
+        # Every job ended and its last signal was delivered: no slot runs after the models are freed.
         finished = self.services.workers.wait(15_000)
         self.photo_pane.shutdown()
         if finished:

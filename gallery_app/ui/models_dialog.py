@@ -24,6 +24,7 @@ from gallery_app.core.errors import AppError, ModelError
 from gallery_app.core.models import loading, sources
 from gallery_app.core.models.catalog import ALL_SPECS, CANDIDATES
 from gallery_app.core.models.specs import ModelSpec, Role
+from gallery_app.ui.plain_text import plain_label, tooltip
 from gallery_app.ui.workers import Worker, WorkerContext
 
 READY, MISSING, DAMAGED = "ready", "missing", "damaged"
@@ -159,7 +160,7 @@ class _RowActions(QWidget):
         self.progress.setRange(0, 1000)
         self.progress.setTextVisible(True)
         self.cancel = QPushButton("Cancel")
-        self.note = QLabel()
+        self.note = plain_label()  # errors name files and folders
         self.note.setWordWrap(True)
         self.note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         for widget in (self.download, self.local, self.progress, self.cancel, self.note):
@@ -215,7 +216,7 @@ class ModelsDialog(QDialog):
             "Each part of the app uses one model. Everything runs on this computer; nothing is downloaded "
             "unless you press Download. A cancelled or interrupted download continues where it stopped.")
         intro.setWordWrap(True)
-        self.status_label = QLabel("Checking models…")
+        self.status_label = plain_label("Checking models…")
         self.table = QTableWidget(0, len(self.COLUMNS))
         self.table.setHorizontalHeaderLabels(self.COLUMNS)
         self.table.verticalHeader().setVisible(False)
@@ -225,7 +226,7 @@ class ModelsDialog(QDialog):
         for column in range(len(self.COLUMNS) - 1):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(len(self.COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
-        folder = QLabel(f"Models folder: {paths.models_dir()}")
+        folder = plain_label(f"Models folder: {paths.models_dir()}")
         folder.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
@@ -273,9 +274,9 @@ class ModelsDialog(QDialog):
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if column == 4 and state.origin:
-                    item.setToolTip(state.origin)
+                    item.setToolTip(tooltip(state.origin))
                 if column == 5:
-                    item.setToolTip(state.problem or ("" if state.usable else sources.how_to_get(spec)))
+                    item.setToolTip(tooltip(state.problem or ("" if state.usable else sources.how_to_get(spec))))
                     if not state.usable:
                         item.setForeground(Qt.GlobalColor.darkRed)
                 self.table.setItem(row, column, item)

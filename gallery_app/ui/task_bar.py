@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QStatusBar, QWidget
 
 from gallery_app.core.errors import AppError
@@ -19,6 +20,7 @@ class TaskBar(QWidget):
         self.status_bar = status_bar
         self._tasks: list[tuple[str, Worker, TimeLeft]] = []
         self.label = QLabel()
+        self.label.setTextFormat(Qt.TextFormat.PlainText)  # labels carry file and folder names
         self.progress = QProgressBar()
         self.progress.setFixedWidth(180)
         self.progress.setTextVisible(True)
@@ -36,6 +38,8 @@ class TaskBar(QWidget):
     def track(self, label: str, worker: Worker) -> None:
         entry = (label, worker, TimeLeft())
         self._tasks.append(entry)
+        # A queued writer's turn came: it no longer says what it waits for.
+        worker.signals.started.connect(lambda e=entry: self._show_current() if self._tasks[-1:] == [e] else None)
         worker.signals.progress.connect(lambda done, total, e=entry: self._progress(e, done, total))
         worker.signals.error.connect(lambda error, e=entry: self._failed(e, error))
         worker.signals.cancelled.connect(lambda e=entry: self.status_bar.showMessage(f"{e[0]}: cancelled.", 5_000))
@@ -76,7 +80,8 @@ class TaskBar(QWidget):
             return
         label, worker, _time_left = self._tasks[-1]
         more = f"  (+{len(self._tasks) - 1} more)" if len(self._tasks) > 1 else ""
-        self.label.setText(label + "…" + more)
+        waiting = worker.waiting_note()
+        self.label.setText(label + (f" — {waiting}" if waiting else "…") + more)
         self.progress.setRange(0, 0)  # busy until the first progress report
         self.progress.setFormat("")
         self.cancel_button.setEnabled(not worker.is_cancelled)

@@ -4,6 +4,8 @@ The function receives a ``WorkerContext`` and may call ``context.progress(done, 
 check ``context.cancelled`` between items (or tokens). If it returns a generator, each yielded
 value is emitted as ``yielded``, which makes streaming (LLM tokens, search results) natural.
 Errors arrive as ``error(AppError)``; anything else unexpected is wrapped so the UI can show it.
+A job that writes to the database is marked ``Worker(...).writing("the chat import")``: the pool runs
+such jobs one at a time, in the order they were started, and a queued one says what it waits for.
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ from __future__ import annotations
 import logging
 import threading
 import traceback
+from collections import deque
 from collections.abc import Callable
 from types import GeneratorType
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QCoreApplication, QDeadlineTimer, QObject, QRunnable, Qt, QThread, QThreadPool, Signal
 
 from gallery_app.core.errors import AppError, Cancelled
 
@@ -47,6 +50,9 @@ class WorkerContext:
 
 
 class Worker(QRunnable):
+    #: What the job writes to the database ("the chat import"), or None when it only reads.
+    writes: str | None = None
+
     def __init__(self, function: Callable[..., Any], *args: Any, **kwargs: Any):
         super().__init__()
         self.signals = WorkerSignals()
@@ -54,20 +60,50 @@ class Worker(QRunnable):
         self._args = args
         self._kwargs = kwargs
         self._cancel_event = threading.Event()
+        self._pool: WorkerPool | None = None
         # Workers are owned by Python, not by the pool, so signals stay valid until `finished`.
         self.setAutoDelete(False)
 
+    def writing(self, what: str) -> Worker:
+        """Marks the job as one that writes ("the chat import"): it waits for the writer before it."""
+        self.writes = what
+        return self
+
+    @property
+    def waiting_for(self) -> Worker | None:
+        """The writer just ahead of this one, or None while it runs (or when it never waited)."""
+        return self._pool.waiting(self) if self._pool is not None else None
+
+    def waiting_note(self) -> str | None:
+        """"Waiting for the chat import to finish…" while queued behind another writer, else None."""
+        ahead = self.waiting_for
+        return f"Waiting for {ahead.writes} to finish…" if ahead is not None else None
+
     def cancel(self) -> None:
         self._cancel_event.set()
+        if self._pool is not None:
+            self._pool._cancelled(self)
 
     @property
     def is_cancelled(self) -> bool:
         return self._cancel_event.is_set()
 
     def run(self) -> None:
+        try:
+            self._run()
+        finally:
+            if self._pool is not None:
+                self._pool._run_ended(self)
+
+    def _run(self) -> None:
         signals = self.signals
         if not shiboken6.isValid(signals):
             return  # its owner went away (the window closed) before the pool got to it: nobody to tell
+        if self._cancel_event.is_set():  # cancelled while it waited for its turn: nothing was done
+            self._function = self._args = self._kwargs = None
+            signals.cancelled.emit()
+            signals.finished.emit()
+            return
         signals.started.emit()
         context = WorkerContext(signals, self._cancel_event)
         try:
@@ -97,25 +133,89 @@ class Worker(QRunnable):
             signals.finished.emit()
 
 
-class WorkerPool:
-    """Keeps running workers alive and lets the window cancel and wait for all of them on close."""
+class WorkerPool(QObject):
+    """Runs workers on a thread pool; jobs that write to the database take turns, in the order started.
+
+    A worker is counted in ``active`` from ``start`` until its last signal has been delivered on the
+    GUI thread, so ``wait()`` returning True means every job has ended and its results have arrived.
+    Writers (``Worker.writing``) run one at a time: SQLite allows one writer, and a second one would
+    wait at the database and fail after the busy timeout. Readers and searches run beside them.
+    """
+
+    #: (worker) from the worker's thread after its `finished`; received on the pool's (GUI) thread.
+    _ended = Signal(object)
 
     def __init__(self, pool: QThreadPool | None = None):
+        super().__init__()
         self.pool = pool or QThreadPool.globalInstance()
         self._running: set[Worker] = set()
+        self._lock = threading.Lock()  # guards the writers' lane, changed from worker threads too
+        self._writer: Worker | None = None
+        self._queued: deque[Worker] = deque()
+        self._ended.connect(self._forget, Qt.ConnectionType.QueuedConnection)
 
     def start(self, worker: Worker) -> Worker:
         self._running.add(worker)
-        worker.signals.finished.connect(lambda: self._running.discard(worker))
+        worker._pool = self
+        with self._lock:
+            if worker.writes and self._writer is not None:
+                self._queued.append(worker)
+                return worker
+            if worker.writes:
+                self._writer = worker
         self.pool.start(worker)
         return worker
+
+    def waiting(self, worker: Worker) -> Worker | None:
+        """The writer just ahead of ``worker`` in the queue, or None once it runs (or if it never waits)."""
+        with self._lock:
+            if worker not in self._queued:
+                return None
+            place = self._queued.index(worker)
+            return self._queued[place - 1] if place else self._writer
+
+    def _cancelled(self, worker: Worker) -> None:
+        """A queued writer that is cancelled ends now (it skips its work), not after the writer ahead."""
+        with self._lock:
+            if worker not in self._queued:
+                return
+            self._queued.remove(worker)
+        self.pool.start(worker)
+
+    def _run_ended(self, worker: Worker) -> None:
+        """On the worker's thread, right after its last signal: the next writer may start."""
+        follower = None
+        with self._lock:
+            if worker is self._writer:
+                self._writer = follower = self._queued.popleft() if self._queued else None
+        if follower is not None:
+            self.pool.start(follower)
+        # Queued after every signal the worker sent, so it is delivered after all of them.
+        self._ended.emit(worker)
+
+    def _forget(self, worker: Worker) -> None:
+        self._running.discard(worker)
 
     def cancel_all(self) -> None:
         for worker in list(self._running):
             worker.cancel()
 
     def wait(self, timeout_ms: int = 30_000) -> bool:
-        return self.pool.waitForDone(timeout_ms)
+        """Until every job has ended and its signals have been delivered (call it on the GUI thread).
+
+        The signals are delivered here, so slots run; one that starts another job is waited for too.
+        """
+        deadline = QDeadlineTimer(timeout_ms)
+        while True:
+            if not self.pool.waitForDone(max(0, deadline.remainingTime())):
+                return False
+            if QThread.currentThread() is not self.thread():
+                return True  # the deliveries happen on the GUI thread, which is not this one
+            QCoreApplication.sendPostedEvents()
+            if not self._running:
+                return True
+            if deadline.hasExpired():
+                return False
 
     @property
     def active(self) -> int:

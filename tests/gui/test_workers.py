@@ -85,3 +85,57 @@ def test_a_finished_worker_lets_go_of_its_arguments(qtbot):
     qtbot.wait(50)
     gc.collect()
     assert sum(ref() is not None for ref in refs) == 0
+
+
+def test_active_is_exact_right_after_wait(qtbot):
+    """Before: the pool forgot a worker in a slot queued after `finished`; wait() returned with it still counted."""
+    pool = WorkerPool()
+    delivered = []
+    for i in range(50):
+        worker = Worker(lambda context, n: n, i)
+        worker.signals.result.connect(delivered.append)
+        pool.start(worker)
+    assert pool.wait(10_000)
+    assert pool.active == 0
+    assert sorted(delivered) == list(range(50))  # every result was delivered before wait() returned
+
+
+def test_writers_take_turns_and_readers_run_beside_them(qtbot):
+    """Two jobs that write never overlap (the second starts after the first ends); a reader does not wait."""
+    first_may_end, reader_ran = threading.Event(), threading.Event()
+    events = []
+
+    def write(context, name, gate=None):
+        events.append(f"{name} start")
+        if gate is not None:
+            assert gate.wait(5)
+        events.append(f"{name} end")
+
+    pool = WorkerPool()
+    first = pool.start(Worker(write, "import", first_may_end).writing("the chat import"))
+    second = pool.start(Worker(write, "index").writing("adding photos"))
+    assert second.waiting_for is first and first.waiting_for is None
+    reader = pool.start(Worker(lambda context: reader_ran.set()))
+    qtbot.waitUntil(reader_ran.is_set, timeout=5000)  # ran while the import still writes
+    assert events == ["import start"] and second.waiting_for is first
+    first_may_end.set()
+    assert pool.wait(10_000) and pool.active == 0
+    assert events == ["import start", "import end", "index start", "index end"]
+    assert reader.waiting_for is None and second.waiting_for is None
+
+
+def test_a_queued_writer_cancelled_ends_at_once_without_running(qtbot):
+    gate = threading.Event()
+    ran = []
+    pool = WorkerPool()
+    pool.start(Worker(lambda context: gate.wait(5)).writing("the chat import"))
+    queued = Worker(lambda context: ran.append("queued"))
+    queued.writing("adding photos")
+    pool.start(queued)
+    with qtbot.waitSignal(queued.signals.cancelled, timeout=2000):
+        queued.cancel()  # while the first writer still runs
+    assert not gate.is_set() and ran == []
+    then = pool.start(Worker(lambda context: ran.append("next")).writing("adding photos"))
+    gate.set()
+    assert pool.wait(10_000) and pool.active == 0
+    assert ran == ["next"] and not then.is_cancelled

@@ -9,6 +9,7 @@ from PySide6.QtGui import QFont, QFontMetrics, QPainter
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from gallery_app.core.chat.repository import ChatInfo
+from gallery_app.ui.plain_text import tooltip
 
 ChatRole = Qt.ItemDataRole.UserRole + 1
 ChatIdRole = Qt.ItemDataRole.UserRole + 2
@@ -49,7 +50,7 @@ class ChatListModel(QAbstractListModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return chat.title
         if role == Qt.ItemDataRole.ToolTipRole:
-            return chat.describe()
+            return tooltip(chat.describe())
         if role == Qt.ItemDataRole.AccessibleTextRole:
             return f"{chat.title}: {chat_details(chat)}"
         if role == DetailsRole:

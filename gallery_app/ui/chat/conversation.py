@@ -20,6 +20,7 @@ from gallery_app.core.chat.evidence import PassageLine
 from gallery_app.core.chat.retrieval import Match, Retrieval
 from gallery_app.core.chat.session import UNSUPPORTED, Answer
 from gallery_app.ui.chat.viewer import HIGHLIGHT
+from gallery_app.ui.plain_text import escape as _escape
 
 #: Lines of a passage shown in its card; the viewer shows all of it.
 CARD_LINES = 6
@@ -52,10 +53,6 @@ def _label(text: str = "", *, rich: bool = False, selectable: bool = True, quiet
         label.setObjectName("quiet")
     label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
     return label
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def nice_day(day: str) -> str:
@@ -148,7 +145,7 @@ class PassageCard(QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 6, 10, 6)
         layout.setSpacing(2)
-        heading = (f"<b>{_escape(match.chat_title)}</b> · {nice_day(match.day)} · "
+        heading = (f"<b>{_escape(match.chat_title)}</b> · {_escape(nice_day(match.day))} · "
                    f"similarity {match.similarity:.3f}")
         self.heading = _label(heading, rich=True, selectable=False)
         layout.addWidget(self.heading)
@@ -246,7 +243,7 @@ class AnswerTurn(TextTurn):
         _make_links(self.label)
         self.label.setText(html)
         for number, match in zip(answer.citations, answer.cited_matches):
-            source = _label(f'<a href="cite:{number}">[{number}]</a> {_escape(match.chat_title)} · {nice_day(match.day)}',
+            source = _label(f'<a href="cite:{number}">[{number}]</a> {_escape(match.chat_title)} · {_escape(nice_day(match.day))}',
                             rich=True, quiet=True)
             _make_links(source)
             source.linkActivated.connect(self._link)

@@ -24,6 +24,7 @@ from gallery_app.ui.chat.chat_list import ChatIdRole, ChatListDelegate, ChatList
 from gallery_app.ui.chat.conversation import STYLE, AnswerTurn, ConversationView, PassagesTurn, QuestionBox, \
     TextTurn
 from gallery_app.ui.chat.viewer import ChatViewer
+from gallery_app.ui.plain_text import plain_label
 from gallery_app.ui.workers import Worker
 
 EMPTY_NO_CHATS = "Drop a WhatsApp export (_chat.txt or .zip) here, or File → Import chat…"
@@ -59,7 +60,7 @@ class ChatPane(QWidget):
         self.chat_list.selectionModel().selectionChanged.connect(self._selection_changed)
         self.chat_list.doubleClicked.connect(self._open_chat)
         chats_title = QLabel("<b>Chats</b>")
-        self.scope_label = QLabel()
+        self.scope_label = plain_label()  # also says why the chats could not be read
         self.scope_label.setWordWrap(True)
         self.scope_label.setObjectName("quiet")
         left = QWidget()
@@ -72,12 +73,12 @@ class ChatPane(QWidget):
 
         # right: the conversation ----------------------------------------------------------------
         #: The models in use or missing; the window may write into it (kept short, one line).
-        self.header = QLabel()
+        self.header = plain_label()
         self.header.setWordWrap(True)
         self.header.setObjectName("quiet")
         self.header.hide()
         self.view = ConversationView()
-        self.empty = QLabel(EMPTY_NO_CHATS)
+        self.empty = plain_label(EMPTY_NO_CHATS)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setWordWrap(True)
         self.empty.setObjectName("quiet")
@@ -159,14 +160,17 @@ class ChatPane(QWidget):
         if len(paths) == 1 and paths[0].name == "_chat.txt" and paths[0].parent.name:
             names = f"{paths[0].parent.name}/{paths[0].name}"
         turn = self._add_turn(TextTurn("note", f"Importing {names}…"))
-        worker = Worker(jobs.import_files, self.services, paths)
+        worker = Worker(jobs.import_files, self.services, paths).writing("the chat import")
         worker.signals.progress.connect(turn.show_progress)
         worker.signals.yielded.connect(lambda event: self._import_event(turn, event))
         worker.signals.error.connect(lambda error: self._import_failed(turn, error))
         worker.signals.cancelled.connect(lambda: self._import_finished(turn, "Import cancelled: nothing was changed."))
         worker.signals.result.connect(lambda _result: self._import_finished(turn, None))
         self._track(worker)
-        return self.services.run(worker, f"Importing {names}")
+        self.services.run(worker, f"Importing {names}")
+        if worker.waiting_note():  # the job's first status replaces it once its turn comes
+            turn.set_status(worker.waiting_note())
+        return worker
 
     def ask(self, question: str) -> Worker | None:
         """Asks a question (a follow-up of the conversation so far); passages first, then the answer."""

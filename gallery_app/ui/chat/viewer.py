@@ -13,6 +13,7 @@ from gallery_app.core.chat.messages import MessageKind
 from gallery_app.core.chat.repository import StoredMessage
 from gallery_app.core.errors import AppError
 from gallery_app.ui.chat import jobs
+from gallery_app.ui.plain_text import escape, tooltip
 from gallery_app.ui.workers import Worker
 
 MessageIdRole = Qt.ItemDataRole.UserRole + 1
@@ -41,8 +42,10 @@ class MessageListModel(QAbstractListModel):
             return None
         message = self._messages[index.row()]
         highlighted = message.id in self._highlighted
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+        if role == Qt.ItemDataRole.DisplayRole:
             return message_line(message)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return tooltip(message_line(message))
         if role == Qt.ItemDataRole.BackgroundRole and highlighted:
             return QBrush(HIGHLIGHT)
         if role == Qt.ItemDataRole.ForegroundRole and highlighted:
@@ -83,6 +86,7 @@ class ChatViewer(QDialog):
         self.resize(720, 640)
 
         self.header = QLabel("Loading the chat…")
+        self.header.setTextFormat(Qt.TextFormat.RichText)  # the title in bold; everything in it escaped
         self.header.setWordWrap(True)
         self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.model = MessageListModel(self)
@@ -124,7 +128,7 @@ class ChatViewer(QDialog):
             self.header.setText("This chat is no longer in the library.")
         else:
             marked = len(self.model.highlighted_rows())
-            self.header.setText(f"<b>{chat.title}</b> — {chat.describe().split('(', 1)[-1].rstrip(')')}"
+            self.header.setText(f"<b>{escape(chat.title)}</b> — {escape(chat.describe().split('(', 1)[-1].rstrip(')'))}"
                                 + (f"<br>The {marked} highlighted messages are the passage that was found."
                                    if marked else ""))
         rows = self.model.highlighted_rows()
@@ -147,7 +151,7 @@ class ChatViewer(QDialog):
             self._pending_scroll = None
 
     def _failed(self, error: AppError) -> None:
-        self.header.setText(f"The chat could not be read: {error}")
+        self.header.setText(escape(f"The chat could not be read: {error}"))
 
     def copy_selected(self) -> None:
         rows = sorted(index.row() for index in self.view.selectionModel().selectedIndexes())

@@ -80,6 +80,8 @@ class CameraDialog(QDialog):
         self.preview.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.preview.setStyleSheet("background: #202020; color: #e0e0e0;")
         self.message = QLabel()
+        for label in (self.preview, self.message):  # errors and results name files: data, not markup
+            label.setTextFormat(Qt.TextFormat.PlainText)
         self.message.setWordWrap(True)
         self.keep = QCheckBox("Keep this photo in the gallery")
         self.capture_button = QPushButton("Capture")
@@ -202,6 +204,8 @@ class CameraDialog(QDialog):
         self.capture_button.setEnabled(False)
         self.message.setText("Searching for photos like this one…")
         self._worker = Worker(jobs.search_pixels, self.services, frame, self.keep.isChecked())
+        if self.keep.isChecked():
+            self._worker.writing("the camera search")
         self._worker.signals.result.connect(self._found)
         self._worker.signals.error.connect(self._failed)
         self._worker.signals.finished.connect(self._search_done)

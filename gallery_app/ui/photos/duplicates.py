@@ -37,6 +37,7 @@ class DuplicatesDialog(QDialog):
         again = QPushButton("Find again")
         again.clicked.connect(self.find)
         self.summary = QLabel("Looking for near-duplicates…")
+        self.summary.setTextFormat(Qt.TextFormat.PlainText)  # an error may name a photo's file
         self.summary.setWordWrap(True)
         self.groups = QStandardItemModel(0, 2, self)
         self.groups.setHorizontalHeaderLabels(["Photo", "Path"])

@@ -13,6 +13,7 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistent
 from gallery_app.core.photos.library import PhotoRecord, count_photos, list_photos
 from gallery_app.core.photos.search import PhotoResults
 from gallery_app.ui.photos.thumbnails import ThumbnailLoader
+from gallery_app.ui.plain_text import tooltip
 from gallery_app.ui.workers import Worker, WorkerContext
 
 PAGE_SIZE = 200
@@ -172,7 +173,7 @@ class PhotoGridModel(QAbstractListModel):
         if role == Qt.ItemDataRole.DecorationRole:
             return self.thumbnails.icon(photo.id, photo.path, photo.content_hash)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return describe_photo(photo, similarity)
+            return tooltip(describe_photo(photo, similarity))
         if role == self.PhotoRole:
             return photo
         if role == self.IdRole:

@@ -12,7 +12,7 @@ from pathlib import Path
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QApplication, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QListView, QPushButton, QVBoxLayout, QWidget,
+    QApplication, QFileDialog, QHBoxLayout, QLineEdit, QListView, QPushButton, QVBoxLayout, QWidget,
 )
 
 from gallery_app.core.errors import AppError, ModelNotAvailable
@@ -25,6 +25,7 @@ from gallery_app.ui.photos.camera import CameraDialog
 from gallery_app.ui.photos.duplicates import DuplicatesDialog
 from gallery_app.ui.photos.grid_model import THUMBNAIL_SIZE, PhotoGridModel
 from gallery_app.ui.photos.viewer import PhotoViewer
+from gallery_app.ui.plain_text import plain_label, tooltip
 from gallery_app.ui.workers import Worker
 
 SEARCH_PLACEHOLDER = "Search your photos by meaning, e.g. “snowy mountains” (Enter)"
@@ -58,8 +59,7 @@ class PhotoPane(QWidget):
         self._search_serial = 0
         self._pending_click: int | None = None
 
-        self.header = QLabel(count_text(0))
-        self.header.setTextFormat(Qt.TextFormat.PlainText)
+        self.header = plain_label(count_text(0))
         font = self.header.font()
         font.setPointSizeF(font.pointSizeF() * 1.25)
         font.setBold(True)
@@ -87,7 +87,7 @@ class PhotoPane(QWidget):
         self.duplicates_button = QPushButton("Duplicates")
         self.duplicates_button.clicked.connect(self.show_duplicates)
 
-        self.status_line = QLabel(" ")
+        self.status_line = plain_label(" ")  # queries, folder and file names, errors
         self.status_line.setWordWrap(True)
         self.status_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
@@ -165,18 +165,22 @@ class PhotoPane(QWidget):
             return None
         label = f"Adding {photos[0].name}" if len(photos) == 1 else f"Adding {len(photos)} photos"
         self.status_line.setText(label + "…")
-        return self._search(Worker(jobs.upload, self.services, photos), label=label, on_result=self._upload_done)
+        worker = Worker(jobs.upload, self.services, photos).writing("the photo upload")
+        return self._search(worker, label=label, on_result=self._upload_done)
 
     def add_folder(self, path: Path | str) -> Worker:
         folder = Path(path)
-        worker = Worker(jobs.add_folder, self.services, folder)
+        worker = Worker(jobs.add_folder, self.services, folder).writing("the photo indexing")
         worker.signals.progress.connect(
             lambda done, total: self.status_line.setText(f"Adding photos from {folder.name}: {done} of {total}"))
         worker.signals.result.connect(self._folder_done)
         worker.signals.error.connect(self._show_error)
         worker.signals.cancelled.connect(lambda: self._folder_done(None))
         self.status_line.setText(f"Adding photos from {folder}…")
-        return self.services.run(worker, f"Adding photos from {folder.name or folder}")
+        self.services.run(worker, f"Adding photos from {folder.name or folder}")
+        if worker.waiting_note():
+            self.status_line.setText(f"Adding photos from {folder}: {worker.waiting_note()}")
+        return worker
 
     def open_camera(self) -> CameraDialog:
         if self.camera_dialog is not None:
@@ -275,7 +279,7 @@ class PhotoPane(QWidget):
         else:
             hint = f" {missing.hint}" if missing.hint else ""
             self.search_box.setPlaceholderText(f"Search by meaning needs the CLIP model.{hint}")
-            self.search_box.setToolTip(f"{missing.message}{hint}")
+            self.search_box.setToolTip(tooltip(f"{missing.message}{hint}"))
             self.status_line.setText(f"Photos are shown, but searching them needs the CLIP model: "
                                      f"{missing.message}{hint}")
         self.clip_checked.emit(missing)

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
 from gallery_app.core.errors import AppError
 from gallery_app.core.photos.decode import decode_image
 from gallery_app.core.photos.library import PhotoRecord
+from gallery_app.ui.plain_text import plain_label, set_plain
 from gallery_app.ui.workers import Worker, WorkerContext
 
 #: Longest side decoded for the viewer (a 12 MP photo is drawn from a JPEG draft at about this size).
@@ -44,6 +45,7 @@ class _ScaledImage(QLabel):
 
     def __init__(self):
         super().__init__("Loading…")
+        set_plain(self)  # it may say why a photo (named by its file) cannot be shown
         self.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.setMinimumSize(320, 240)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
@@ -82,7 +84,7 @@ class PhotoViewer(QDialog):
         self.fields: dict[str, QLabel] = {}
         form = QFormLayout()
         for label, value in photo_metadata(photo):
-            field = QLabel(value)
+            field = plain_label(value)  # names, paths and the camera's EXIF text are data
             field.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             field.setWordWrap(True)
             self.fields[label] = field
