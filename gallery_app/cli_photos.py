@@ -41,17 +41,18 @@ def _search(args: argparse.Namespace, *, text: bool = False, vision: bool = True
 def _print_results(results) -> None:
     print(results.describe())
     for hit in results.hits:
-        print(f"  {hit.similarity:6.3f}  #{hit.photo.id:<6} {hit.photo.path}")
+        print(f"  {hit.similarity:6.3f}  #{hit.photo.id:<6} {hit.photo.shown_path}")
 
 
 def cmd_add(args: argparse.Namespace) -> int:
     from gallery_app.cli import _ProgressBar
+    from gallery_app.core.photos.file_names import printable
     from gallery_app.core.photos.indexer import PhotoIndexer
 
     conn = _open_store()
     vision = _vision(args, required=False)
     for folder in args.folders:
-        bar = _ProgressBar(f"Indexing {Path(folder).name or folder}", unit="photos")
+        bar = _ProgressBar(f"Indexing {printable(Path(folder).name or folder)}", unit="photos")
         drawn = []
 
         def progress(stage: str, done: int, total: int, bar=bar, drawn=drawn) -> None:
@@ -64,7 +65,7 @@ def cmd_add(args: argparse.Namespace) -> int:
             bar.close()
         print(summary.describe())
         for skip in summary.skipped[:SHOWN_SKIPS]:
-            print(f"  skipped ({skip.reason}): {skip.path}")
+            print(f"  skipped ({skip.reason}): {printable(skip.path)} — {skip.detail}")
         if len(summary.skipped) > SHOWN_SKIPS:
             print(f"  … and {len(summary.skipped) - SHOWN_SKIPS} more skipped files")
     if vision is not None:
@@ -94,7 +95,7 @@ def cmd_duplicates(args: argparse.Namespace) -> int:
     for number, group in enumerate(groups, 1):
         print(f"Group {number}: {len(group.photos)} photos, similarity ≥ {group.lowest_similarity:.3f}")
         for photo in group.photos:
-            print(f"  #{photo.id:<6} {photo.path}")
+            print(f"  #{photo.id:<6} {photo.shown_path}")
     return 0
 
 
@@ -126,6 +127,20 @@ def cmd_import_vectors(args: argparse.Namespace) -> int:
 
     print(import_bundle(_open_store(), _vision(args, required=True), Path(args.bundle), Path(args.folder)).describe())
     return 0
+
+
+def _similarity(text: str) -> float:
+    from gallery_app.core.photos.search import DUPLICATE_THRESHOLD
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 1:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(
+            f"{text} is not a similarity between 0 and 1 (higher finds fewer, closer copies; "
+            f"the default is {DUPLICATE_THRESHOLD})")
+    return value
 
 
 def add_photo_commands(commands: argparse._SubParsersAction) -> None:
@@ -172,7 +187,7 @@ def add_photo_commands(commands: argparse._SubParsersAction) -> None:
 
     duplicates = actions.add_parser("duplicates", help="groups of near-identical photos",
                                     description="Groups of photos whose vectors are nearly the same.")
-    duplicates.add_argument("--threshold", type=float, default=DUPLICATE_THRESHOLD,
+    duplicates.add_argument("--threshold", type=_similarity, default=DUPLICATE_THRESHOLD,
                             help=f"lowest similarity counted as a duplicate (default {DUPLICATE_THRESHOLD})")
     options(duplicates, k=False)
     duplicates.set_defaults(handler=cmd_duplicates)

@@ -20,13 +20,16 @@ from gallery_app.core.models.runtimes.clip import ClipVisionEncoder
 from gallery_app.core.photos.decode import PhotoSkipped
 from gallery_app.core.photos.indexer import PhotoIndexer
 from gallery_app.core.photos.library import PhotoRecord, PhotoSource, photo_by_id, photos_with_hashes
-from gallery_app.core.photos.preparing import content_hash, is_photo_file
+from gallery_app.core.photos.preparing import content_hash, is_photo_file, read_photo_file
+from gallery_app.core.photos.thumbnails import remove_stale_temporaries
 
 _CAPTURE_QUALITY = 95
+_TEMPORARY_PREFIX = ".incoming-"
 
 
 def _write_atomically(target: Path, write) -> None:
-    handle, temporary = tempfile.mkstemp(prefix=".incoming-", suffix=target.suffix, dir=target.parent)
+    remove_stale_temporaries(f"{_TEMPORARY_PREFIX}*", target.parent)
+    handle, temporary = tempfile.mkstemp(prefix=_TEMPORARY_PREFIX, suffix=target.suffix, dir=target.parent)
     try:
         with os.fdopen(handle, "wb") as out:
             write(out)
@@ -59,10 +62,7 @@ def add_upload(conn: apsw.Connection, vision: ClipVisionEncoder, path: Path | st
     path = Path(path).expanduser()
     if not is_photo_file(path):
         raise PhotoSkipped(path, "unsupported", "this kind of file is not a supported photo format.")
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError as exc:
-        raise PhotoSkipped(path, "missing", "the file no longer exists.") from exc
+    data, _ = read_photo_file(path)
     return _add_copy(conn, vision, data, path.name, PhotoSource.UPLOAD, lambda out: out.write(data))
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from gallery_app.core.errors import AppError, VectorModelMismatch
 from gallery_app.core.models.runtimes.vector_model import VectorModel
 from gallery_app.core.photos import library
+from gallery_app.core.photos.file_names import from_db
 from gallery_app.core.photos.library import PhotoSource
 from gallery_app.core.photos.photo_vectors import existing_photo_vector_table, photo_vector_table
 from gallery_app.core.store import atomic, insert_vectors
@@ -53,6 +54,7 @@ def export_bundle(conn: apsw.Connection, model: VectorModel, base_folder: Path, 
         f"SELECT p.path, v.embedding, {', '.join('p.' + f for f in _ROW_FIELDS)} "
         f"FROM photos p JOIN {table.name} v ON v.rowid = p.id ORDER BY p.path"
     ).fetchall()
+    rows = [(from_db(r[0]), *r[1:]) for r in rows]
     rows = [r for r in rows if Path(r[0]).is_relative_to(base_folder)]
     if not rows:
         raise AppError(f"No indexed photos are under {base_folder}.")

@@ -23,6 +23,12 @@ small details:
   with Python's round-half-to-even.  (HF's ``center_crop`` uses floor
   division ``(h - size) // 2``, which can differ by one pixel when the excess
   is odd; we follow the original CLIP / torchvision behaviour.)
+* **Extreme aspect ratios** -- an image longer than ``MAX_ASPECT`` times its
+  width (or the other way round) is first cut to its central
+  ``MAX_ASPECT``:1 strip.  CLIP keeps only the centre square of the resized
+  image anyway, but resizing the whole of a 1x20,000 strip would make it
+  224x4,480,000 (3 GB) before the crop, and a 1x2,000,000 one would not fit
+  in memory.  Images up to ``MAX_ASPECT``:1 (every panorama) are untouched.
 * **ToTensor + Normalize** -- ``uint8 / 255`` in float32, then
   ``(x - mean) / std`` per channel in float32, channel-first (CHW).
 
@@ -48,6 +54,8 @@ __all__ = [
 ]
 
 CLIP_IMAGE_SIZE = 224
+#: Longest side over shortest side resized as a whole; longer images lose their ends first (see above).
+MAX_ASPECT = 20
 CLIP_MEAN: tuple[float, float, float] = (0.48145466, 0.4578275, 0.40821073)
 CLIP_STD: tuple[float, float, float] = (0.26862954, 0.26130258, 0.27577711)
 
@@ -91,13 +99,27 @@ def resize_and_crop(image: Image.Image, size: int = CLIP_IMAGE_SIZE) -> Image.Im
     """
     if size <= 0:
         raise ValueError(f"size must be positive, got {size}")
-    image = _require_rgb(image)
+    image = _central_strip(_require_rgb(image))
     new_w, new_h = resized_size(image.width, image.height, size)
     if (new_w, new_h) != image.size:
         image = image.resize((new_w, new_h), Image.Resampling.BICUBIC)
     # After the resize the short side equals ``size`` and the long side is
     # >= size, so the crop box always lies inside the image (no padding).
     return image.crop(center_crop_box(new_w, new_h, size))
+
+
+def _central_strip(image: Image.Image, max_aspect: int = MAX_ASPECT) -> Image.Image:
+    """The middle of ``image`` at most ``max_aspect`` times as long as it is wide (the image itself if it fits)."""
+    width, height = image.size
+    if width > height * max_aspect:
+        keep = height * max_aspect
+        left = (width - keep) // 2
+        return image.crop((left, 0, left + keep, height))
+    if height > width * max_aspect:
+        keep = width * max_aspect
+        top = (height - keep) // 2
+        return image.crop((0, top, width, top + keep))
+    return image
 
 
 def to_tensor(images: Sequence[Image.Image] | np.ndarray) -> np.ndarray:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import re
+import warnings
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -16,6 +17,7 @@ import numpy as np
 from PIL import ExifTags, Image, ImageOps, UnidentifiedImageError
 
 from gallery_app.core.errors import AppError
+from gallery_app.core.photos.file_names import printable
 
 try:  # HEIC/HEIF/AVIF from phones
     import pillow_heif
@@ -23,6 +25,10 @@ try:  # HEIC/HEIF/AVIF from phones
     pillow_heif.register_heif_opener()
 except ImportError:  # pragma: no cover - pillow-heif is a dependency; JPEG/PNG still work without it
     pillow_heif = None
+
+# Pillow warns on stderr about images between its own pixel limit and twice that limit; decode_image applies
+# ``max_pixels`` itself and reports such a file as skipped, so the raw warning only repeats it, worse.
+warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
 
 WHITE = (255, 255, 255)
 SKIP_REASONS = ("empty", "corrupt", "truncated", "too many pixels", "unsupported", "missing")
@@ -33,9 +39,10 @@ class PhotoSkipped(AppError):
 
     def __init__(self, path: Path, reason: str, detail: str):
         assert reason in SKIP_REASONS, reason
-        super().__init__(f"{Path(path).name} was skipped: {detail}")
+        super().__init__(f"{printable(Path(path).name)} was skipped: {detail}")
         self.path = Path(path)
         self.reason = reason
+        self.detail = detail
 
 
 @dataclass(frozen=True)

@@ -27,11 +27,13 @@ from gallery_app.core.errors import AppError
 from gallery_app.core.models.runtimes.clip import ClipVisionEncoder
 from gallery_app.core.photos import library
 from gallery_app.core.photos.decode import PhotoSkipped
+from gallery_app.core.photos.file_names import printable
 from gallery_app.core.photos.library import PhotoRecord, PhotoSource
 from gallery_app.core.photos.photo_vectors import (
     delete_photo_vectors, photos_without_vectors, store_photo_vectors, stored_vectors, vector_rowids,
 )
 from gallery_app.core.photos.preparing import PreparedPhoto, is_photo_file, prepare_photo
+from gallery_app.core.photos.thumbnails import remove_stale_temporaries
 from gallery_app.core.store import atomic
 
 #: (stage, done, total); stages "scanning", "indexing", "removing".
@@ -59,7 +61,7 @@ class IndexSummary:
         return Counter(skip.reason for skip in self.skipped)
 
     def describe(self) -> str:
-        where = f" in {self.folder}" if self.folder else ""
+        where = f" in {printable(self.folder)}" if self.folder else ""
         parts = [f"{self.found} photos found{where}", f"{self.added} added"]
         for count, label in ((self.updated, "changed"), (self.moved, "moved or renamed"),
                              (self.unchanged, "unchanged"), (self.removed, "removed (no longer there)")):
@@ -104,8 +106,9 @@ class PhotoIndexer:
         started = time.perf_counter()
         folder = Path(folder).expanduser().resolve()
         if not folder.is_dir():
-            raise AppError(f"{folder} is not a folder.", hint="Choose a folder that holds photos.")
+            raise AppError(f"{printable(folder)} is not a folder.", hint="Choose a folder that holds photos.")
         summary = IndexSummary(folder=folder)
+        remove_stale_temporaries()
         with atomic(self.conn):
             folder_id = library.ensure_folder(self.conn, folder)
         known = library.photos_in_folder(self.conn, folder_id)

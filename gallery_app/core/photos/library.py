@@ -10,6 +10,8 @@ from pathlib import Path
 
 import apsw
 
+from gallery_app.core.photos.file_names import from_db, printable, to_db
+
 
 class PhotoSource(str, Enum):
     FOLDER = "folder"  # found in a folder the person added
@@ -37,7 +39,12 @@ class PhotoRecord:
 
     @property
     def name(self) -> str:
-        return Path(self.path).name
+        """The file name as a person reads it (``path`` is the one that opens the file)."""
+        return printable(Path(self.path).name)
+
+    @property
+    def shown_path(self) -> str:
+        return printable(self.path)
 
     @property
     def capture_time(self) -> datetime | None:
@@ -48,7 +55,7 @@ class PhotoRecord:
         when = self.captured_at.replace("T", " ")[:16] if self.captured_at else "-"
         place = f"  {self.latitude:.4f},{self.longitude:.4f}" if self.latitude is not None else ""
         camera = f"  {self.camera}" if self.camera else ""
-        return f"#{self.id}  {when}  {self.width}×{self.height}{camera}{place}  [{self.source}]  {self.path}"
+        return f"#{self.id}  {when}  {self.width}×{self.height}{camera}{place}  [{self.source}]  {self.shown_path}"
 
 
 COLUMNS = tuple(f.name for f in fields(PhotoRecord))
@@ -56,7 +63,7 @@ _SELECT = f"SELECT {', '.join(COLUMNS)} FROM photos"
 
 
 def _records(rows: Iterable[Sequence]) -> list[PhotoRecord]:
-    return [PhotoRecord(*row) for row in rows]
+    return [PhotoRecord(row[0], from_db(row[1]), *row[2:]) for row in rows]
 
 
 def photo_by_id(conn: apsw.Connection, photo_id: int) -> PhotoRecord | None:
@@ -65,7 +72,7 @@ def photo_by_id(conn: apsw.Connection, photo_id: int) -> PhotoRecord | None:
 
 
 def photo_by_path(conn: apsw.Connection, path: Path | str) -> PhotoRecord | None:
-    found = _records(conn.execute(f"{_SELECT} WHERE path = ?", (str(path),)))
+    found = _records(conn.execute(f"{_SELECT} WHERE path = ?", (to_db(path),)))
     return found[0] if found else None
 
 
@@ -107,19 +114,23 @@ def insert_photo(conn: apsw.Connection, values: dict) -> int:
     """Insert a photo row (``values`` keyed by column, without ``id``); returns its id."""
     columns = [c for c in COLUMNS if c != "id"]
     conn.execute(f"INSERT INTO photos({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-                 [values.get(c) for c in columns])
+                 [_db_value(c, values.get(c)) for c in columns])
     return conn.last_insert_rowid()
+
+
+def _db_value(column: str, value):
+    return to_db(value) if column == "path" and value is not None else value
 
 
 def update_photo(conn: apsw.Connection, photo_id: int, values: dict) -> None:
     columns = [c for c in COLUMNS if c != "id" and c in values]
     conn.execute(f"UPDATE photos SET {', '.join(c + ' = ?' for c in columns)} WHERE id = ?",
-                 [values[c] for c in columns] + [int(photo_id)])
+                 [_db_value(c, values[c]) for c in columns] + [int(photo_id)])
 
 
 def move_photo(conn: apsw.Connection, photo_id: int, *, path: str, folder_id: int | None, mtime_ns: int) -> None:
     conn.execute("UPDATE photos SET path = ?, folder_id = ?, mtime_ns = ? WHERE id = ?",
-                 (path, folder_id, mtime_ns, photo_id))
+                 (to_db(path), folder_id, mtime_ns, photo_id))
 
 
 def delete_photos(conn: apsw.Connection, ids: Sequence[int]) -> None:
@@ -127,12 +138,13 @@ def delete_photos(conn: apsw.Connection, ids: Sequence[int]) -> None:
 
 
 def ensure_folder(conn: apsw.Connection, folder: Path) -> int:
-    conn.execute("INSERT INTO photo_folders(path) VALUES (?) ON CONFLICT(path) DO NOTHING", (str(folder),))
-    return conn.execute("SELECT id FROM photo_folders WHERE path = ?", (str(folder),)).fetchone()[0]
+    conn.execute("INSERT INTO photo_folders(path) VALUES (?) ON CONFLICT(path) DO NOTHING", (to_db(folder),))
+    return conn.execute("SELECT id FROM photo_folders WHERE path = ?", (to_db(folder),)).fetchone()[0]
 
 
 def list_folders(conn: apsw.Connection) -> list[tuple[int, str, str | None]]:
-    return list(conn.execute("SELECT id, path, scanned_at FROM photo_folders ORDER BY path"))
+    rows = conn.execute("SELECT id, path, scanned_at FROM photo_folders ORDER BY path")
+    return [(folder_id, from_db(path), scanned_at) for folder_id, path, scanned_at in rows]
 
 
 def mark_folder_scanned(conn: apsw.Connection, folder_id: int) -> None:

@@ -7,6 +7,8 @@ touches no database and no model. Each file is read once: the same bytes are has
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +30,35 @@ DECODE_SIDE = max(THUMBNAIL_SIZE, 224)
 
 def is_photo_file(path: Path) -> bool:
     return path.suffix.lower() in PHOTO_SUFFIXES and not path.name.startswith(".")
+
+
+#: What a file that is not a regular file is, for the skip message.
+_FILE_KINDS = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
+               (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+
+
+def read_photo_file(path: Path) -> tuple[bytes, os.stat_result]:
+    """The bytes of a regular file (links to one are followed) and its stat; ``PhotoSkipped`` otherwise.
+
+    Opened without blocking and checked on the open descriptor: reading a named pipe called ``fifo.jpg``
+    would wait forever, and a link named ``zero.jpg`` to ``/dev/zero`` would never end.
+    """
+    try:
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError as exc:
+        raise PhotoSkipped(path, "missing", "the file no longer exists.") from exc
+    except OSError as exc:
+        raise PhotoSkipped(path, "unsupported", f"it cannot be read ({exc.strerror or exc}).") from exc
+    info = os.fstat(handle)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(handle)
+        kind = next((name for test, name in _FILE_KINDS if test(info.st_mode)), "something else")
+        raise PhotoSkipped(path, "unsupported", f"it is not a regular file but {kind}.")
+    with os.fdopen(handle, "rb") as file:
+        try:
+            return file.read(), info
+        except OSError as exc:
+            raise PhotoSkipped(path, "unsupported", f"it cannot be read ({exc.strerror or exc}).") from exc
 
 
 def content_hash(data: bytes) -> str:
@@ -67,13 +98,10 @@ def prepare_photo(path: Path, *, known_hashes: frozenset[str] | set[str] = froze
                   max_pixels: int = 100_000_000) -> PreparedPhoto:
     """Read, hash and (unless its content is already indexed) decode one photo. Never raises for bad files."""
     try:
-        stat = path.stat()
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return PreparedPhoto(path, "", 0, 0, skipped=PhotoSkipped(path, "missing", "the file no longer exists."))
-    except OSError as exc:
-        return PreparedPhoto(path, "", 0, 0, skipped=PhotoSkipped(path, "unsupported", f"it cannot be read ({exc})."))
-    prepared = PreparedPhoto(path, content_hash(data), len(data), stat.st_mtime_ns)
+        data, info = read_photo_file(path)
+    except PhotoSkipped as skipped:
+        return PreparedPhoto(path, "", 0, 0, skipped=skipped)
+    prepared = PreparedPhoto(path, content_hash(data), len(data), info.st_mtime_ns)
     if prepared.content_hash in known_hashes:
         return prepared  # a copy or a moved file: its vector, size and thumbnail already exist
     try:

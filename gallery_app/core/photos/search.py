@@ -19,10 +19,11 @@ from gallery_app.core.errors import AppError, ModelNotAvailable
 from gallery_app.core.models.runtimes.clip import ClipTextEncoder, ClipVisionEncoder
 from gallery_app.core.photos.additions import add_capture, add_upload
 from gallery_app.core.photos.decode import decode_image
+from gallery_app.core.photos.file_names import printable
 from gallery_app.core.photos.library import PhotoRecord, photo_by_id, photo_by_path, photos_by_ids
 from gallery_app.core.photos.photo_vectors import existing_photo_vector_table, stored_vectors
 from gallery_app.core.photos.pixels import PixelBuffer, to_rgb_array
-from gallery_app.core.photos.preparing import DECODE_SIDE, model_input
+from gallery_app.core.photos.preparing import DECODE_SIDE, model_input, read_photo_file
 from gallery_app.core.store.vector_search import search as vector_search
 from gallery_app.core.store.vectors import MAX_K, VectorTable
 
@@ -95,8 +96,9 @@ class PhotoSearch:
             results = self._stored_vector_results(record, k, started)
             results.added, results.already_there = record, not new
             return results
-        vector = self._embed_image(decode_image(path, max_side=DECODE_SIDE).rgb)
-        return self._results(f"like {path.name}", vector, k, started)
+        data, _ = read_photo_file(path)
+        vector = self._embed_image(decode_image(path, max_side=DECODE_SIDE, data=data).rgb)
+        return self._results(f"like {printable(path.name)}", vector, k, started)
 
     def by_pixels(self, frame: PixelBuffer, k: int = DEFAULT_RESULTS, *, add: bool = False) -> PhotoResults:
         """Search by a camera frame (or any pixel buffer that states its channel order)."""
@@ -138,7 +140,7 @@ class PhotoSearch:
         else:
             record = photo_by_path(self.conn, Path(text).expanduser().resolve())
         if record is None:
-            raise AppError(f"There is no photo {text} in the gallery.",
+            raise AppError(f"There is no photo {printable(text)} in the gallery.",
                            hint="See the photos with: gallery-app-cli photos list")
         return record
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,10 @@ from gallery_app.core.photos.decode import decode_image
 
 THUMBNAIL_SIZE = 256
 _JPEG_QUALITY = 85
+_TEMPORARY_PREFIX = ".thumb-"
+#: Writing a thumbnail takes milliseconds, so a temporary file this old was left by a run that was killed;
+#: a newer one may belong to another process indexing right now.
+STALE_AFTER_SECONDS = 600
 
 
 @dataclass(frozen=True)
@@ -47,7 +52,7 @@ def save_thumbnail(upright_rgb: Image.Image, content_hash: str, size: int = THUM
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=".thumb-", suffix=".jpg", dir=target.parent)
+    handle, temporary = tempfile.mkstemp(prefix=_TEMPORARY_PREFIX, suffix=".jpg", dir=target.parent)
     try:
         with os.fdopen(handle, "wb") as out:
             fit_thumbnail(upright_rgb, size).save(out, "JPEG", quality=_JPEG_QUALITY)
@@ -56,6 +61,21 @@ def save_thumbnail(upright_rgb: Image.Image, content_hash: str, size: int = THUM
         Path(temporary).unlink(missing_ok=True)
         raise
     return target
+
+
+def remove_stale_temporaries(pattern: str = f"*/{_TEMPORARY_PREFIX}*.jpg", folder: Path | None = None,
+                             max_age: float = STALE_AFTER_SECONDS) -> int:
+    """Delete half-written files matching ``pattern`` under ``folder`` (the thumbnail cache) left by killed runs."""
+    cutoff = time.time() - max_age
+    removed = 0
+    for leftover in (folder or paths.thumbnails_dir()).glob(pattern):
+        try:
+            if leftover.stat().st_mtime < cutoff:
+                leftover.unlink()
+                removed += 1
+        except OSError:  # gone already (another run cleaned it) or not ours to delete: leave it
+            continue
+    return removed
 
 
 def _rgba(image: Image.Image) -> RgbaPixels:
