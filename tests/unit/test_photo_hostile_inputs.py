@@ -173,3 +173,62 @@ def test_an_upload_removes_copies_half_written_by_a_killed_run(store, tmp_path, 
 
     assert added and record.source == PhotoSource.UPLOAD.value and Path(record.path).parent == uploads
     assert not stale.exists()
+
+
+# --- the upload, camera and bundle paths share the same rules ---------------------------------------
+
+def test_a_strip_uploaded_searched_by_or_seen_by_the_camera_is_handled_at_once(store, tmp_path, test_clip):
+    from gallery_app.core.photos.pixels import PixelLayout, from_numpy
+    from gallery_app.core.photos.search import PhotoSearch
+
+    vision, text, _ = test_clip
+    search = PhotoSearch(store, vision=vision, text=text)
+    strip = tmp_path / "strip.png"
+    Image.new("RGB", (1, 2_000_000), (200, 30, 30)).save(strip)
+    started = time.perf_counter()
+    uploaded = search.by_image_file(strip, k=1, add=True)
+    looked_up = search.by_image_file(strip, k=1)
+    frame = from_numpy(np.full((1, 60_000, 3), 30, np.uint8), PixelLayout.BGR888)
+    captured = search.by_pixels(frame, k=1, add=True)
+    assert time.perf_counter() - started < 10  # before: MemoryError on the first, 16 GB for the frame
+    assert uploaded.added is not None and uploaded.added.height == 2_000_000
+    assert looked_up.hits[0].photo.id == uploaded.added.id
+    assert captured.added is not None and (captured.added.width, captured.added.height) == (60_000, 1)
+
+
+def test_a_pipe_given_as_an_upload_or_query_image_is_refused_at_once(store, tmp_path, test_clip):
+    from gallery_app.core.photos.search import PhotoSearch
+
+    os.mkfifo(tmp_path / "fifo.jpg")
+    search = PhotoSearch(store, vision=test_clip[0])
+    for add in (False, True):
+        outcome = []
+
+        def query(add=add):
+            try:
+                search.by_image_file(tmp_path / "fifo.jpg", add=add)
+            except PhotoSkipped as skipped:
+                outcome.append(skipped)
+
+        worker = threading.Thread(target=query, daemon=True)
+        worker.start()
+        worker.join(10)
+        assert outcome and "not a regular file but a named pipe" in str(outcome[0])
+
+
+def test_a_bundle_round_trips_a_name_that_is_not_utf8(store, tmp_path, test_clip):
+    from gallery_app.core.photos.bundle import export_bundle, import_bundle
+    from gallery_app.core.store import open_store
+
+    vision = test_clip[0]
+    folder = tmp_path / "shipped"
+    folder.mkdir()
+    Image.new("RGB", (30, 20), (5, 90, 160)).save(folder / CAFE, "JPEG")
+    PhotoIndexer(store, vision, workers=1).add_folder(folder)
+    assert export_bundle(store, vision, folder, tmp_path / "v.npz") == 1
+
+    elsewhere = open_store(tmp_path / "elsewhere.db")
+    result = import_bundle(elsewhere, vision, tmp_path / "v.npz", folder)
+    assert (result.imported, result.missing) == (1, [])
+    assert library.photo_by_path(elsewhere, folder / CAFE).name == "caf\\xe9.jpg"
+    elsewhere.close()
