@@ -200,12 +200,22 @@ def test_a_second_field_above_12_means_month_first():
 
 
 def test_only_the_last_line_disambiguates():
-    lines = [f"0{d}/0{m}/19, 10:0{d} - Ana: x" for m in (1, 2, 3) for d in (1, 2, 3)]
+    # Dates that read the same either way ("02/02/19"), then one that only one order can read.
+    lines = [f"0{d}/0{d}/19, 10:0{h} - Ana: x" for d in (1, 2, 3) for h in (1, 2, 3)]
     day_first = parse_chat_text("\n".join([*lines, "28/03/19, 11:00 - Ana: last"]))
     month_first = parse_chat_text("\n".join([*lines, "03/28/19, 11:00 - Ana: last"]))
     assert (day_first.date_order, month_first.date_order) == ("DMY", "MDY")
-    assert day_first.messages[1].timestamp.date() == date(2019, 1, 2)
-    assert month_first.messages[1].timestamp.date() == date(2019, 2, 1)
+    assert day_first.messages[-1].timestamp.date() == month_first.messages[-1].timestamp.date() == date(2019, 3, 28)
+
+
+def test_a_single_date_does_not_outweigh_the_time_order():
+    # Nine dates in time order only day first (1 Jan, 2 Jan, 3 Jan, 1 Feb …), then one that only
+    # month first can read: that one is a stray line, kept as text of the message above it.
+    lines = [f"0{d}/0{m}/19, 10:0{d} - Ana: x" for m in (1, 2, 3) for d in (1, 2, 3)]
+    chat = parse_chat_text("\n".join([*lines, "03/28/19, 11:00 - Ana: last"]))
+    assert chat.date_order == "DMY"
+    assert chat.messages[1].timestamp.date() == date(2019, 1, 2)
+    assert len(chat.messages) == 9 and chat.messages[-1].text == "x\n03/28/19, 11:00 - Ana: last"
 
 
 def test_the_order_of_consecutive_dates_decides_when_the_numbers_cannot():

@@ -67,14 +67,36 @@ def clean_text(text: str) -> str:
 _DATE = r"(?P<d1>\d{1,4})(?P<sep>[./-])\s?(?P<d2>\d{1,4})(?:(?P=sep)\s?(?P<d3>\d{1,4}))?\.?"
 # Between date and time: a comma (Arabic comma too), a word ("klo", "à", "um" …) or just spaces.
 _CONNECTOR = r"\s*[,،]\s*|\s+(?:klo|kl\.|à|a las|às|alle|um|at|om|в|г\.,?)\s+|\s+"
-# AM/PM words written before the time (Chinese, Japanese, Korean) and after it (everything else,
-# in any spelling: PM, pm, p.m., p. m., with a plain, no-break or narrow no-break space).
-_MARKERS_BEFORE = {"上午": "am", "凌晨": "am", "早上": "am", "午前": "am", "오전": "am",
-                   "下午": "pm", "中午": "pm", "晚上": "pm", "午後": "pm", "오후": "pm"}
+# AM/PM words, in any locale's spelling, before the time (CJK, Korean, Hungarian, Turkish, Arabic
+# browser exports …) or after it (everything else). Keys are the words without dots and spaces,
+# lower-cased, so "P.M.", "p. m." and "pm" are one entry (see `_marker`).
+_MARKER_WORDS = {
+    "am": "am", "pm": "pm",                                      # English, Spanish "a. m.", Dutch "a.m." …
+    "vorm": "am", "nachm": "pm",                                 # German
+    "de": "am", "du": "pm",                                      # Hungarian "de." / "du."
+    "dop": "am", "odp": "pm",                                    # Czech, Slovak
+    "ap": "am", "ip": "pm",                                      # Finnish
+    "fm": "am", "em": "pm",                                      # Swedish, Norwegian
+    "öö": "am", "ös": "pm",                                      # Turkish
+    "vm": "am", "nm": "pm",                                      # Afrikaans
+    "上午": "am", "凌晨": "am", "早上": "am", "午前": "am", "오전": "am",
+    "下午": "pm", "中午": "pm", "晚上": "pm", "午後": "pm", "오후": "pm",
+    "ص": "am", "م": "pm", "قظ": "am", "بظ": "pm",                # Arabic, Persian
+    "πμ": "am", "μμ": "pm",                                      # Greek
+    "לפנה״צ": "am", "אחה״צ": "pm", 'לפנה"צ': "am", 'אחה"צ': "pm",  # Hebrew
+    "ก่อนเที่ยง": "am", "หลังเที่ยง": "pm",                          # Thai
+    "पूर्वाह्न": "am", "अपराह्न": "pm",                              # Hindi
+}
+# Latin words end at a word boundary ("Emma" is not "em" + "ma"); dots and inner spaces are optional.
+_LATIN_MARKER = r"(?:[AaPp]\.?\s?[Mm]\.?|(?i:vorm|nachm|de|du|dop|odp|ap|ip|fm|em|öö|ös|vm|nm)\.?)(?!\w)"
+_OTHER_MARKERS = sorted((w for w in _MARKER_WORDS if not w.isascii() and w not in ("öö", "ös")), key=len,
+                        reverse=True)
+_MARKER = (_LATIN_MARKER + "|" + "|".join(re.escape(w) for w in _OTHER_MARKERS)
+           + r"|ق\.\s?ظ\.?|ب\.\s?ظ\.?|π\.\s?μ\.|μ\.\s?μ\.")
 _TIME = (
-    r"(?:(?P<pre>" + "|".join(_MARKERS_BEFORE) + r")\s?)?"
+    rf"(?:(?P<pre>{_MARKER})\s?)?"
     r"(?P<h>\d{1,2})[:.](?P<mi>\d{2})(?:[:.](?P<s>\d{2}))?"
-    r"(?:\s?(?P<post>[AaPp]\.?\s?[Mm]\.?|ص|م|ق\.ظ\.?|ب\.ظ\.?|π\.μ\.|μ\.μ\.))?"
+    rf"(?:\s?(?P<post>{_MARKER}))?"
 )
 # After the time: "] " when the header opened with "[", otherwise " - " (or an EN/EM DASH),
 # ": " (old iOS, some Finnish exports) or plain spaces (some Hungarian/Croatian exports).
@@ -82,10 +104,13 @@ _TAIL = r"(?P<tail>(?(br)\s*\]\s*|(?:\s*[-–—]\s+|:\s+|\s+)))"
 
 _HEADER = re.compile(rf"(?P<br>\[)?\s*{_DATE}(?P<conn>{_CONNECTOR}){_TIME}{_TAIL}")
 _HEADER_TIME_FIRST = re.compile(rf"(?P<br>\[)?\s*{_TIME}(?P<conn>\s*[,،]\s*|\s+){_DATE}{_TAIL}")
-_HEADER_START = frozenset("[" + "".join(m[0] for m in _MARKERS_BEFORE))
+#: First characters a header can start with, besides a digit (time-first headers with a marker first).
+_HEADER_START = frozenset("[" + "".join(w[0] for w in _OTHER_MARKERS) + "قبπμ")
 
-_POST_MARKERS = {"ص": "am", "م": "pm", "ق.ظ": "am", "ق.ظ.": "am", "ب.ظ": "pm", "ب.ظ.": "pm",
-                 "π.μ.": "am", "μ.μ.": "pm"}
+
+def _marker(word: str) -> str:
+    """"am" or "pm" for a matched marker."""
+    return _MARKER_WORDS.get(re.sub(r"[\s.]", "", word).lower(), "am")
 
 # ---------------------------------------------------------------------------------------------
 # Message text regexes
@@ -237,6 +262,7 @@ _REPORTED = {"DMY": "DMY", "MDY": "MDY", "YMD": "YMD", "YDM": "YMD", "MYD": "MDY
              "DM": "DMY", "MD": "MDY"}
 _MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 _MIN_YEAR, _MAX_YEAR = 1970, 2200
+_FIRST_YEAR = 2009  # WhatsApp's first release
 
 
 class _Header:
@@ -283,28 +309,34 @@ def _match_header(index: int, line: str) -> _Header | None:
             return None
         year_at = lengths.index(4) if 4 in lengths else -1
     hour, minute, second = int(h), int(mi), int(sec) if sec else 0
-    marker = _MARKERS_BEFORE[pre] if pre else _post_marker(post) if post else None
+    rest_start = m.end()
+    if post and hour > 12 and not time_first and not br and m.start("post") > m.end("mi"):
+        # "21:25 de Vries: hi" is a 24-hour clock and a name that starts like Hungarian "de.".
+        post, tail, rest_start = None, " ", m.start("post")
+    if pre and post:
+        return None  # one clock has one marker
+    marker = _marker(pre or post) if pre or post else None
     if marker is not None:
         if hour > 12:
             return None
         hour = hour % 12 + (12 if marker == "pm" else 0)
     if hour > 23 or minute > 59 or second > 59:
         return None
-    shape = (sep, len(lengths), year_at)
+    shape = _interned((sep, len(lengths), year_at))
     tail_kind = "]" if br else ":" if ":" in tail else " " if tail.isspace() else "-"
-    layout = (tail_kind, time_first, shape)
+    layout = _interned((tail_kind, time_first, shape))
     unpadded = lengths[0] == 1 or lengths[1] == 1
     dotted = bool(post) and "." in post and post[0] in "AaPp"
     return _Header(index, shape, layout, int(d1), int(d2), int(d3) if d3 is not None else None,
-                   unpadded, dotted, hour, minute, second, m.end())
+                   unpadded, dotted, hour, minute, second, rest_start)
 
 
-def _post_marker(post: str) -> str:
-    if post[0] in "Aa":
-        return "am"
-    if post[0] in "Pp":
-        return "pm"
-    return _POST_MARKERS.get(post, _POST_MARKERS.get(post.rstrip("."), "am"))
+_INTERNED: dict[tuple, tuple] = {}
+
+
+def _interned(key: tuple) -> tuple:
+    """One tuple object per shape and layout, not one per header (a big chat has a million headers)."""
+    return _INTERNED.setdefault(key, key)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -330,7 +362,9 @@ def _ymd(order: str, a: int, b: int, c: int | None) -> tuple[int | None, int, in
     else:  # "MD"
         y, mo, d = None, a, b
     if y is not None and y < 100:
-        y += 2000  # WhatsApp exports only exist since 2009
+        # WhatsApp exports only exist since 2009: "03" as a year is not 2003 but no year at all
+        # (0, which `_valid` refuses), so a day or month field is not mistaken for a year.
+        y = 2000 + y if y >= _FIRST_YEAR % 100 else 0
     return y, mo, d
 
 
@@ -363,7 +397,8 @@ def _decide_order(headers: Sequence[_Header], english: Callable[[], bool]) -> tu
     """(order, how) for the headers of one date shape; how is "numbers", "ordering" or "guess".
 
     1. Numbers: the order under which most dates are possible (a first field above 12 can only
-       be a day). Counting rather than eliminating means one stray line cannot flip the file.
+       be a day). Counting rather than eliminating, and believing a lead of a single date only
+       when the time order agrees (see `_believed`), means one stray line cannot flip the file.
     2. Ordering: a chat is written in time order, so the reading with fewer steps back in time
        between consecutive headers wins.
     3. Guess (see `_guess`).
@@ -373,19 +408,40 @@ def _decide_order(headers: Sequence[_Header], english: Callable[[], bool]) -> tu
     counts = {o: _count_valid(headers, o) for o in orders}
     if len(orders) == 3:
         # A two-digit first field is a year only when neither day-first nor month-first can be right.
-        if counts["YMD"] > max(counts["DMY"], counts["MDY"]):
+        rival = max(("DMY", "MDY"), key=counts.get)
+        if counts["YMD"] > counts[rival] and _believed("YMD", rival, counts, headers):
             return "YMD", "numbers"
         del counts["YMD"]
     best = max(counts.values())
     tied = [o for o in counts if counts[o] == best]
     if len(tied) == 1:
-        return tied[0], "numbers"
+        rival = max((o for o in counts if o != tied[0]), key=counts.get)
+        if _believed(tied[0], rival, counts, headers):
+            return tied[0], "numbers"
+        tied.append(rival)
     both = [h for h in headers if all(_valid(_ymd(o, h.a, h.b, h.c)) for o in tied)]
     steps = {o: _backward_steps(both, o) for o in tied}
     fewest = min(steps.values())
     if list(steps.values()).count(fewest) == 1:
         return min(steps, key=steps.get), "ordering"
     return _guess(tied, headers, english), "guess"
+
+
+def _believed(best: str, rival: str, counts: dict[str, int], headers: Sequence[_Header]) -> bool:
+    """Whether `best`, under which more dates are possible than under `rival`, is the file's order.
+
+    A lead of two dates or more is. A lead of one date is believed unless reading the file in
+    `best` order goes back in time more often than reading it in `rival` order: then that one date
+    is a stray line (a flipped digit: "[33/04/24" among "[03/04/24" headers is only possible as
+    2033-04-24, and puts the chat out of order), not evidence.
+    """
+    if counts[best] - counts[rival] > 1:
+        return True
+
+    def steps(order: str) -> int:
+        return _backward_steps([h for h in headers if _valid(_ymd(order, h.a, h.b, h.c))], order)
+
+    return steps(best) <= steps(rival)
 
 
 def _guess(tied: list[str], headers: Sequence[_Header], english: Callable[[], bool]) -> str:
