@@ -7,6 +7,8 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from PySide6.QtCore import QObject, Slot
+
 from gallery_app import __version__
 
 
@@ -38,6 +40,56 @@ def configure_services(services, args: argparse.Namespace) -> None:
         services.camera_file = str(camera_file)
 
 
+class _StoreAlarm(QObject):
+    """Shows the first store failure a job meets; it lives on the GUI thread, so jobs' reports queue to it."""
+
+    shown = False
+
+    @Slot(object)
+    def report(self, error) -> None:
+        if not self.shown:
+            self.shown = True
+            store_failure_box(error, self.parent()).open()
+
+
+def store_failure_box(error, parent=None):
+    """A dialog saying why the app cannot use its database and what the person can do about it."""
+    from PySide6.QtCore import QUrl
+    from PySide6.QtGui import QDesktopServices, Qt
+    from PySide6.QtWidgets import QMessageBox
+
+    from gallery_app.core import paths
+
+    box = QMessageBox(QMessageBox.Icon.Critical, "Gallery cannot use its data", error.message,
+                      QMessageBox.StandardButton.Close, parent)
+    box.setTextFormat(Qt.TextFormat.PlainText)  # a path is data, never markup
+    if error.hint:
+        box.setInformativeText(Qt.convertFromPlainText(error.hint, Qt.WhiteSpaceMode.WhiteSpaceNormal))
+    folder = box.addButton("Open data folder", QMessageBox.ButtonRole.ActionRole)
+    folder.clicked.connect(
+        lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(paths.data_dir(create=False)))))
+    return box
+
+
+def start_window(services, *, ask: bool = True):
+    """The main window on ``services``, or None when the database cannot be used (said in a dialog if ``ask``).
+
+    A file found damaged later, while the window is open (a bad page read by some job), is reported once.
+    """
+    from gallery_app.ui.main_window import MainWindow
+
+    failure = services.check_store()
+    if failure is not None:
+        logging.getLogger(__name__).error("%s", failure)
+        if ask:
+            store_failure_box(failure).exec()
+        return None
+    window = MainWindow(services)
+    window.store_alarm = _StoreAlarm(window)
+    services.store_failed.connect(window.store_alarm.report)
+    return window
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -51,8 +103,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from gallery_app.core.resources import resources_dir
 
-    from gallery_app.ui.main_window import MainWindow
-
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("gallery_app")
     app.setApplicationDisplayName("Gallery")
@@ -65,7 +115,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     settings = Settings.load()
     settings.apply_data_folder()  # before anything opens the database
-    window = MainWindow(Services(settings))
+    # A damaged or read-only database: said in a dialog (on the console only when nobody is there to read it).
+    window = start_window(Services(settings), ask=not (args.self_test or args.screenshot))
+    if window is None:
+        return 1
     configure_services(window.services, args)
     window.show()
     if args.files:
