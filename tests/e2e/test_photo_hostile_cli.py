@@ -21,9 +21,10 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "resources" / "demo" / "photos"
 CAFE = os.fsdecode(b"caf\xe9.jpg")  # Latin-1 bytes on disk, not UTF-8: decodes with a lone surrogate
-#: The child gets this much address space, so a regression fails fast with MemoryError instead of taking the
-#: machine's memory (4 GB for a 1×20,000 PNG before the aspect fix); the CLI with ONNX Runtime maps ~1.5 GB.
-ADDRESS_SPACE = 3 * 1024**3
+#: The child gets this much address space, so a regression fails with MemoryError instead of taking the machine's
+#: memory (16 GB for a 60,000×1 PNG before the aspect fix); glibc's per-thread arenas are capped below so that the
+#: address space ONNX Runtime's threads reserve does not grow with the number of cores.
+ADDRESS_SPACE = 8 * 1024**3
 
 
 @dataclass
@@ -42,7 +43,8 @@ def run_cli(*args: str | bytes, timeout: float = 120) -> Run:
 
     with open(os.devnull, "rb") as stdin, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         child = subprocess.Popen([sys.executable, "-m", "gallery_app.cli", *args], stdin=stdin, stdout=out,
-                                 stderr=err, cwd=REPO, preexec_fn=limit_memory)
+                                 stderr=err, cwd=REPO, preexec_fn=limit_memory,
+                                 env={**os.environ, "MALLOC_ARENA_MAX": "2"})
         deadline = time.monotonic() + timeout
         while True:
             pid, status, usage = os.wait4(child.pid, os.WNOHANG)

@@ -66,21 +66,25 @@ def test_panoramas_up_to_the_limit_are_resized_whole_as_before(size):
 
 # --- only regular files are read ---------------------------------------------------------------------
 
-def read_with_deadline(path: Path, seconds: float = 10):
-    """read_photo_file in a thread, so a regression shows as a failure instead of a hung test run."""
+def within(seconds: float, call, *args, **kwargs):
+    """``call``'s result or its ``PhotoSkipped``, run on a thread so that a hang fails the test instead of the run."""
     outcome = []
 
-    def read():
+    def run():
         try:
-            outcome.append(read_photo_file(path))
+            outcome.append(call(*args, **kwargs))
         except PhotoSkipped as skipped:
             outcome.append(skipped)
 
-    worker = threading.Thread(target=read, daemon=True)
+    worker = threading.Thread(target=run, daemon=True)
     worker.start()
     worker.join(seconds)
-    assert outcome, f"reading {path} did not return within {seconds} s"
+    assert outcome, f"{call.__name__}{args} did not return within {seconds} s"
     return outcome[0]
+
+
+def read_with_deadline(path: Path):
+    return within(10, read_photo_file, path)
 
 
 def test_a_named_pipe_is_skipped_without_waiting_for_a_writer(tmp_path):
@@ -143,13 +147,18 @@ def test_a_folder_with_a_latin1_name_indexes_every_photo_and_re_runs_incremental
 
 # --- leftovers of a killed run ---------------------------------------------------------------------
 
+def left_by_a_killed_run(path: Path) -> Path:
+    path.write_bytes(b"\xff\xd8 half a JPEG")
+    long_ago = time.time() - STALE_AFTER_SECONDS - 60
+    os.utime(path, (long_ago, long_ago))
+    return path
+
+
 def test_the_next_index_removes_thumbnails_half_written_by_a_killed_run(store, tmp_path):
     kept = save_thumbnail(Image.new("RGB", (300, 200)), "ab" * 32)
     stale, fresh = kept.parent / ".thumb-k1ll3d.jpg", kept.parent / ".thumb-wr1t1ng.jpg"
-    stale.write_bytes(b"\xff\xd8 half a JPEG")
+    left_by_a_killed_run(stale)
     fresh.write_bytes(b"\xff\xd8 another process is writing this one now")
-    long_ago = time.time() - STALE_AFTER_SECONDS - 60
-    os.utime(stale, (long_ago, long_ago))
     (tmp_path / "photos").mkdir()
 
     PhotoIndexer(store, None, workers=1).add_folder(tmp_path / "photos")
@@ -163,10 +172,7 @@ def test_an_upload_removes_copies_half_written_by_a_killed_run(store, tmp_path, 
 
     uploads = app_dirs[0] / "photos" / "uploads"
     uploads.mkdir(parents=True)
-    stale = uploads / ".incoming-k1ll3d.jpg"
-    stale.write_bytes(b"\xff\xd8 half a JPEG")
-    long_ago = time.time() - STALE_AFTER_SECONDS - 60
-    os.utime(stale, (long_ago, long_ago))
+    stale = left_by_a_killed_run(uploads / ".incoming-k1ll3d.jpg")
     Image.new("RGB", (40, 30), (1, 2, 3)).save(tmp_path / "new.png")
 
     record, added = add_upload(store, None, tmp_path / "new.png")
@@ -202,18 +208,8 @@ def test_a_pipe_given_as_an_upload_or_query_image_is_refused_at_once(store, tmp_
     os.mkfifo(tmp_path / "fifo.jpg")
     search = PhotoSearch(store, vision=test_clip[0])
     for add in (False, True):
-        outcome = []
-
-        def query(add=add):
-            try:
-                search.by_image_file(tmp_path / "fifo.jpg", add=add)
-            except PhotoSkipped as skipped:
-                outcome.append(skipped)
-
-        worker = threading.Thread(target=query, daemon=True)
-        worker.start()
-        worker.join(10)
-        assert outcome and "not a regular file but a named pipe" in str(outcome[0])
+        refused = within(10, search.by_image_file, tmp_path / "fifo.jpg", add=add)
+        assert "not a regular file but a named pipe" in str(refused)
 
 
 def test_a_bundle_round_trips_a_name_that_is_not_utf8(store, tmp_path, test_clip):
