@@ -50,9 +50,14 @@ def cmd_parse(args: argparse.Namespace) -> int:
     return 0
 
 
+#: An import expected to take longer than this says so before it goes on.
+TELL_ESTIMATE_AFTER_S = 60
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     from gallery_app.cli import _ProgressBar
     from gallery_app.core.chat.importer import import_chat
+    from gallery_app.core.errors import Cancelled
     from gallery_app.core.models.loading import open_text_embedder
 
     conn = _open_store()
@@ -61,13 +66,23 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     def progress(stage: str, done: int, total: int) -> None:
         if stage == "embedded" and total:
-            bars.setdefault(stage, _ProgressBar("Embedding messages", unit="windows"))(done, total)
+            bars.setdefault(stage, _ProgressBar("Embedding messages", unit="passages"))(done, total)
+
+    def tell(estimate) -> None:
+        if estimate.seconds > TELL_ESTIMATE_AFTER_S:
+            print(f"{estimate.describe()} Ctrl+C stops; importing again continues where it stopped.", flush=True)
 
     for file in args.files:
-        summary = import_chat(conn, Path(file), embedder, progress=progress)
-        for bar in bars.values():
-            bar.close()
-        bars.clear()
+        try:
+            summary = import_chat(conn, Path(file), embedder, progress=progress, on_estimate=tell)
+        except KeyboardInterrupt:
+            # Every finished step is committed: stopping here loses at most the batch being embedded.
+            raise Cancelled("The import was stopped; everything it had finished is kept.",
+                            hint="Run the same import again to continue.") from None
+        finally:
+            for bar in bars.values():
+                bar.close()
+            bars.clear()
         print(summary.describe())
     return 0
 

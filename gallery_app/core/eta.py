@@ -34,12 +34,14 @@ class TimeLeft:
         return max(0.0, (total - done) * elapsed / progressed)
 
 
-def describe_time_left(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
+def describe_duration(seconds: float) -> str:
     if seconds < 60:
-        return f"about {max(5, round(seconds / 5) * 5):.0f} s left"
+        return f"about {max(5, round(seconds / 5) * 5):.0f} s"
     minutes = round(seconds / 60)
     if minutes < 60:
-        return f"about {minutes} min left"
-    return f"about {minutes // 60} h {minutes % 60:02d} min left"
+        return f"about {minutes} min"
+    return f"about {minutes // 60} h {minutes % 60:02d} min"
+
+
+def describe_time_left(seconds: float | None) -> str:
+    return "" if seconds is None else describe_duration(seconds) + " left"

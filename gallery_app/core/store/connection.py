@@ -168,27 +168,41 @@ def connect(path: Path | str, *, readonly: bool = False,
     return conn
 
 
-#: What a writer hears when another one held the database longer than the busy timeout.
+#: What a writer hears when another one held the database longer than it waits.
 WRITER_BUSY = "Another import is writing to the library; try again when it finishes."
+#: How long a writer waits for another one's transaction. Each is short (a batch of vectors, a batch of
+#: photos) except the first of a chat import, which stores all its messages at once: about 20 s for a
+#: 20 MB chat on a busy 2-core machine.
+WRITER_WAIT_S = 120.0
+
+
+def _begin_immediate(conn: apsw.Connection, wait_s: float) -> None:
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            conn.execute("BEGIN IMMEDIATE")  # waits up to the connection's busy timeout
+            return
+        except apsw.BusyError as exc:
+            if time.monotonic() >= deadline:
+                raise StoreError(WRITER_BUSY, hint="Nothing was changed.") from exc
+            time.sleep(0.01)
 
 
 @contextlib.contextmanager
-def atomic(conn: apsw.Connection) -> Iterator[apsw.Connection]:
+def atomic(conn: apsw.Connection, *, wait_s: float | None = None) -> Iterator[apsw.Connection]:
     """The one way to write: all statements inside commit together or not at all; nests through savepoints.
 
     The outermost level is BEGIN IMMEDIATE, which takes the write lock before the first read. A
     deferred transaction (or apsw's savepoint) that reads first fails at once with "database is
     locked" when its read turns into a write while another connection writes: SQLite cannot call
-    the busy handler for that upgrade in WAL mode. Taken up front, the lock is waited for.
+    the busy handler for that upgrade in WAL mode. Taken up front, the lock is waited for, up to
+    ``wait_s`` (default ``WRITER_WAIT_S``).
     """
     if conn.in_transaction:
         with conn:
             yield conn
         return
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-    except apsw.BusyError as exc:
-        raise StoreError(WRITER_BUSY, hint="Nothing was changed.") from exc
+    _begin_immediate(conn, WRITER_WAIT_S if wait_s is None else wait_s)
     try:
         yield conn
         conn.execute("COMMIT")

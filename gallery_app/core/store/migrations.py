@@ -13,6 +13,7 @@ from collections.abc import Callable
 import apsw
 
 from gallery_app.core.errors import StoreError
+from gallery_app.core.store.connection import atomic
 
 Migration = Callable[[apsw.Connection], None]
 
@@ -192,18 +193,13 @@ def migrate(conn: apsw.Connection, migrations: list[tuple[str, Migration]] | Non
         if name in done:
             continue
         try:
-            # BEGIN IMMEDIATE takes the write lock first, so of two connections opening a new file at
-            # once, the second waits and then sees the step recorded instead of running it again.
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            # The write lock comes first, so of two connections opening a new file at once, the
+            # second waits and then sees the step recorded instead of running it again.
+            with atomic(conn):
                 if conn.execute("SELECT 1 FROM schema_migrations WHERE name = ?", (name,)).fetchone() is None:
                     function(conn)
                     conn.execute("INSERT INTO schema_migrations(name) VALUES (?)", (name,))
                     applied_now.append(name)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
         except apsw.Error as exc:
             raise StoreError(f"Updating the database failed at step {name}: {exc}.") from exc
     return applied_now
