@@ -14,7 +14,7 @@ class MessageKind(str, Enum):
     DELETED = "deleted"  # "This message was deleted" / "You deleted this message"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a big chat holds a million of these
 class Message:
     #: Naive local time as the exporting phone wrote it.
     timestamp: datetime
@@ -29,6 +29,10 @@ class Message:
     attachment: str | None = None
     #: The message carries WhatsApp's "<This message was edited>" marker (removed from ``text``).
     edited: bool = False
+    #: For a message with an attachment: what the person wrote with it (the caption, on the marker's
+    #: line or the lines after it; "" when nothing), without WhatsApp's marker or a document's title.
+    #: None for messages without an attachment. ``text`` keeps the whole message as exported.
+    caption: str | None = None
 
 
 @dataclass

@@ -32,8 +32,10 @@ all of its lines in ``skipped_lines``.
 from __future__ import annotations
 
 import re
+from array import array
 from collections import Counter
-from collections.abc import Callable, Sequence
+from itertools import groupby
+from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime
 
 from gallery_app.core.chat.messages import Message, MessageKind, ParsedChat
@@ -108,6 +110,10 @@ _HEADER_TIME_FIRST = re.compile(rf"(?P<br>\[)?\s*{_TIME}(?P<conn>\s*[,،]\s*|\s+
 _HEADER_START = frozenset("[" + "".join(w[0] for w in _OTHER_MARKERS) + "قبπμ")
 
 
+#: A line is only tried as a header if it starts with one of these or a digit.
+_LINE_STARTERS = _HEADER_START | _DIRECTION_MARKS
+
+
 def _marker(word: str) -> str:
     """"am" or "pm" for a matched marker."""
     return _MARKER_WORDS.get(re.sub(r"[\s.]", "", word).lower(), "am")
@@ -119,6 +125,7 @@ def _marker(word: str) -> str:
 #: "Name: text" or "Name:" at the end of the line. A colon not followed by a space ("John:.")
 #: is not an author separator; such a line is a system line like any line without a sender.
 _AUTHOR = re.compile(r"([^:]{1,100}?):(?:\s|$)")
+_AUTHOR_NO_SPACE = re.compile(r"([^:\s][^:]{0,99}?):(?=\S)")
 
 _E2E = (
     r"(?:Messages|Your messages|Calls)\b[^:]*\bend-to-end encrypt"
@@ -217,24 +224,31 @@ _DELETED = re.compile(
     re.IGNORECASE,
 )
 
+#: WhatsApp's "<This message was edited>" marker, matched at the last "<" of a message that ends
+#: with ">" (found with rfind, so a long run of spaces before it costs one pass).
 _EDITED = re.compile(
-    r"[^\S\n]*<(?:This message was edited|Diese Nachricht wurde bearbeitet|Se editó este mensaje"
+    r"<(?:This message was edited|Diese Nachricht wurde bearbeitet|Se editó este mensaje"
     r"|Ce message a été modifié|Mensagem editada|Esta mensagem foi editada|Questo messaggio è stato modificato"
-    r"|Dit bericht is bewerkt)\.?>[^\S\n]*$",
+    r"|Dit bericht is bewerkt)\.?>",
     re.IGNORECASE,
 )
 
-_ATTACHMENT = [
-    # iOS: "<attached: 00000042-PHOTO-2020-06-07-15-13-20.jpg>", also "< attached: NAME >"
-    re.compile(r"<\s*(?:attached|Anhang|adjunto|pièce jointe|anexado|allegato|bijlage)\s*:\s*(?P<name>[^<>]+?)\s*>",
-               re.IGNORECASE),
-    # old iOS: "NAME <‎attached>" (the mark is gone by now)
-    re.compile(r"(?P<name>.+?)\s*<(?:attached|angehängt|adjunto|joint|anexado|allegato|bijgevoegd)>", re.IGNORECASE),
-    # Android: "NAME (file attached)" in the phone's language
-    re.compile(r"(?P<name>.+?)\s*\((?:file attached|Datei angehängt|archivo adjunto|fichier joint|arquivo anexado"
-               r"|bestand bijgevoegd|file allegato|allegato|файл прикреплен|dosya ekli)\)",
-               re.IGNORECASE),
-]
+# Attachments: the markers WhatsApp writes in the phone's language. Each pattern starts with a
+# literal "<" or "(", so searching a line costs one pass whatever the line holds (the name is
+# then the text beside the marker, cut with string slicing, never by a backtracking regex).
+#: iOS: "<attached: 00000042-PHOTO-2020-06-07-15-13-20.jpg>", also "< attached: NAME >".
+_IOS_ATTACHED = re.compile(
+    r"<\s*(?:attached|Anhang|adjunto|pièce jointe|anexado|allegato|bijlage)\s*:\s*"
+    r"(?P<name>[^<>]*[^<>\s])\s*>", re.IGNORECASE)
+#: Android: "NAME (file attached)"; old iOS: "NAME <attached>" (the mark before "attached" is gone by now).
+_NAME_THEN_MARKER = re.compile(
+    r"\((?:file attached|Datei angehängt|archivo adjunto|fichier joint|arquivo anexado|bestand bijgevoegd"
+    r"|file allegato|allegato|файл прикреплен|dosya ekli)\)"
+    r"|<(?:attached|angehängt|adjunto|joint|anexado|allegato|bijgevoegd)>", re.IGNORECASE)
+#: A file name is at most 255 bytes on every file system WhatsApp writes to.
+_MAX_FILE_NAME = 255
+#: iOS' counter before a file's own name ("00000021-Trip budget.pdf").
+_IOS_COUNTER = re.compile(r"\d+-")
 
 #: Wording that only an English-language export contains: used to break a day/month tie.
 _ENGLISH_EXPORT = re.compile(
@@ -381,11 +395,15 @@ def _valid(ymd: tuple[int | None, int, int]) -> bool:
     return d <= _MONTH_DAYS[mo - 1]
 
 
-def _backward_steps(headers: Sequence[_Header], order: str) -> int:
+#: A header's raw date fields (a, b, c); the order passes work on distinct dates, not on headers.
+_Fields = tuple[int, int, "int | None"]
+
+
+def _backward_steps(runs: Iterable[_Fields], order: str) -> int:
     """How often the date goes back in time from one header to the next, read in this order."""
     steps, previous = 0, None
-    for h in headers:
-        y, mo, d = _ymd(order, h.a, h.b, h.c)
+    for a, b, c in runs:
+        y, mo, d = _ymd(order, a, b, c)
         key = (y or 0, mo, d)
         if previous is not None and key < previous:
             steps += 1
@@ -405,21 +423,23 @@ def _decide_order(headers: Sequence[_Header], english: Callable[[], bool]) -> tu
     """
     shape = headers[0].shape
     orders = _ORDERS[(shape[1], shape[2])]
-    counts = {o: _count_valid(headers, o) for o in orders}
+    dates = Counter((h.a, h.b, h.c) for h in headers)
+    runs = [fields for fields, _ in groupby((h.a, h.b, h.c) for h in headers)]  # a day's headers are one run
+    counts = {o: _count_valid(dates, o) for o in orders}
     if len(orders) == 3:
         # A two-digit first field is a year only when neither day-first nor month-first can be right.
         rival = max(("DMY", "MDY"), key=counts.get)
-        if counts["YMD"] > counts[rival] and _believed("YMD", rival, counts, headers):
+        if counts["YMD"] > counts[rival] and _believed("YMD", rival, counts, runs):
             return "YMD", "numbers"
         del counts["YMD"]
     best = max(counts.values())
     tied = [o for o in counts if counts[o] == best]
     if len(tied) == 1:
         rival = max((o for o in counts if o != tied[0]), key=counts.get)
-        if _believed(tied[0], rival, counts, headers):
+        if _believed(tied[0], rival, counts, runs):
             return tied[0], "numbers"
         tied.append(rival)
-    both = [h for h in headers if all(_valid(_ymd(o, h.a, h.b, h.c)) for o in tied)]
+    both = [f for f in runs if all(_valid(_ymd(o, *f)) for o in tied)]
     steps = {o: _backward_steps(both, o) for o in tied}
     fewest = min(steps.values())
     if list(steps.values()).count(fewest) == 1:
@@ -427,7 +447,7 @@ def _decide_order(headers: Sequence[_Header], english: Callable[[], bool]) -> tu
     return _guess(tied, headers, english), "guess"
 
 
-def _believed(best: str, rival: str, counts: dict[str, int], headers: Sequence[_Header]) -> bool:
+def _believed(best: str, rival: str, counts: dict[str, int], runs: list[_Fields]) -> bool:
     """Whether `best`, under which more dates are possible than under `rival`, is the file's order.
 
     A lead of two dates or more is. A lead of one date is believed unless reading the file in
@@ -439,7 +459,7 @@ def _believed(best: str, rival: str, counts: dict[str, int], headers: Sequence[_
         return True
 
     def steps(order: str) -> int:
-        return _backward_steps([h for h in headers if _valid(_ymd(order, h.a, h.b, h.c))], order)
+        return _backward_steps((f for f in runs if _valid(_ymd(order, *f))), order)
 
     return steps(best) <= steps(rival)
 
@@ -462,7 +482,7 @@ def _guess(tied: list[str], headers: Sequence[_Header], english: Callable[[], bo
     return "DM" if fields == 2 else "DMY"
 
 
-def _assign_orders(candidates: list[_Header], rests: list[str]) -> dict[tuple, str]:
+def _assign_orders(candidates: list[_Header], rests: Iterable[str]) -> dict[tuple, str]:
     by_shape: dict[tuple, list[_Header]] = {}
     for h in candidates:
         by_shape.setdefault(h.shape, []).append(h)
@@ -470,7 +490,7 @@ def _assign_orders(candidates: list[_Header], rests: list[str]) -> dict[tuple, s
 
     def english() -> bool:  # searched once, and only if a guess is needed
         if not english_cache:
-            english_cache.append(bool(_ENGLISH_EXPORT.search("\n".join(rests))))
+            english_cache.append(any(_ENGLISH_EXPORT.search(rest) for rest in rests))
         return english_cache[0]
 
     decided = {shape: _decide_order(headers, english) for shape, headers in by_shape.items()}
@@ -484,13 +504,15 @@ def _assign_orders(candidates: list[_Header], rests: list[str]) -> dict[tuple, s
             if sure:
                 day_first = _DAY_FIRST[max(sure)[1]]
                 order = next((o for o in _ORDERS[(shape[1], shape[2])] if _DAY_FIRST[o] == day_first
-                              and _count_valid(by_shape[shape], o) == len(by_shape[shape])), order)
+                              and _count_valid(Counter((h.a, h.b, h.c) for h in by_shape[shape]), o)
+                              == len(by_shape[shape])), order)
         result[shape] = order
     return result
 
 
-def _count_valid(headers: Sequence[_Header], order: str) -> int:
-    return sum(1 for h in headers if _valid(_ymd(order, h.a, h.b, h.c)))
+def _count_valid(dates: Counter[_Fields], order: str) -> int:
+    """How many headers have a possible date in this order (`dates`: how many headers per date)."""
+    return sum(n for fields, n in dates.items() if _valid(_ymd(order, *fields)))
 
 
 def _fill_years(candidates: list[_Header], today: date) -> None:
@@ -583,63 +605,153 @@ def _marked_at(raw: str, kept_index: int) -> bool:
     """Whether a direction mark sits right before the `kept_index`-th kept character of `raw`."""
     if raw.isascii():
         return False
-    n = kept_index  # grow a prefix of raw until it holds kept_index kept characters
-    while n < len(raw):
-        deficit = kept_index - len(_MARKS_RE.sub("", raw[:n]))
-        if deficit <= 0:
-            break
-        n += deficit
-    while n < len(raw) and raw[n] in _DIRECTION_MARKS:
-        n += 1
-    return 0 < n <= len(raw) and raw[n - 1] in _DIRECTION_MARKS
+    kept = 0
+    for ch in raw:  # one pass: kept_index is the header and the sender, so this stops early
+        if ch in _DIRECTION_MARKS:
+            if kept == kept_index:
+                return True
+        elif kept == kept_index:
+            return False
+        else:
+            kept += 1
+    return False
 
 
 _QUOTES = frozenset('"“”„«»')
+#: WhatsApp's own lines are short; a longer text is a person's, and the event regexes (which
+#: scan a line once per space before its first colon) are not run on it.
+_MAX_SYSTEM_LINE = 2000
 
 
-def _classify(rest: str, raw: str, rest_start: int) -> tuple[str | None, str, MessageKind, str | None]:
-    """(sender, first line of text, kind, attachment) for the text after a header."""
+class _Body:
+    """What the text after a header says: sender, first line, kind, attachment and its caption."""
+
+    __slots__ = ("sender", "first", "kind", "attachment", "caption")
+
+    def __init__(self, sender, first, kind, attachment=None, caption=None):
+        self.sender, self.first, self.kind, self.attachment, self.caption = sender, first, kind, attachment, caption
+
+
+def _classify(rest: str, raw: str, rest_start: int, senders: frozenset[str] = frozenset()) -> _Body:
+    """The text after a header, read (`senders`: names already seen with "Name: " in this file)."""
     m = _AUTHOR.match(rest)
     if m is None:
-        return None, rest, MessageKind.SYSTEM, None  # no "Name: ": WhatsApp's own line
+        # "John Doe:." (no space after the colon) is a sender only when that name writes elsewhere
+        # in the chat; otherwise a line without "Name: " is WhatsApp's own.
+        tight = _AUTHOR_NO_SPACE.match(rest) if senders else None
+        if tight is None or tight.group(1).strip() not in senders:
+            return _Body(None, rest, MessageKind.SYSTEM)
+        m = tight
     sender = m.group(1).strip()
+    system_sized = len(rest) <= _MAX_SYSTEM_LINE
     # A group subject or description can hold ": " ("Ana changed the subject to "Trip: day 1"");
     # such a line has quotes or is long before its first colon, unlike a person's name. (The
     # event regex is only run then: it is too slow to try on every message.)
-    if (len(sender) > 40 or not _QUOTES.isdisjoint(sender)) and (_SYSTEM_EVENT.match(rest)
-                                                                   or _ENCRYPTION_NOTICE.match(rest)):
-        return None, rest, MessageKind.SYSTEM, None
+    if system_sized and (len(sender) > 40 or not _QUOTES.isdisjoint(sender)) and (
+            _SYSTEM_EVENT.match(rest) or _ENCRYPTION_NOTICE.match(rest)):
+        return _Body(None, rest, MessageKind.SYSTEM)
     body = rest[m.end():]
     first = body.strip()
     if _DELETED.fullmatch(first):
-        return sender, body, MessageKind.DELETED, None
+        return _Body(sender, body, MessageKind.DELETED)
     if first == "null" or _MEDIA_OMITTED.fullmatch(first):
-        return sender, body, MessageKind.MEDIA, None  # "null": Android's line for view-once media
+        return _Body(sender, body, MessageKind.MEDIA)  # "null": Android's line for view-once media
     if _ENCRYPTION_NOTICE.match(body):
-        return None, body, MessageKind.SYSTEM, None  # 1:1 iOS chats put the contact's name on it
+        return _Body(None, body, MessageKind.SYSTEM)  # 1:1 iOS chats put the contact's name on it
     # iOS puts the group name as author on group events, with a mark before the text ("Lisbon
     # trip: ‎Ana added Tomás"); Android puts the person on a few ("+49 …: +49 … updated the message
     # timer"). A person's own message that merely says "Ana added Tomás" has no mark, and for
     # those that start with their own name only the unmistakable phrasings count.
-    if _marked_at(raw, rest_start + m.end()):
-        if _SYSTEM_EVENT.match(body):
-            return None, body, MessageKind.SYSTEM, None
-    elif body.startswith(sender + " ") and _PRECISE_EVENT.match(body):
-        return None, body, MessageKind.SYSTEM, None
-    if first.endswith((">", ")")):
-        for pattern in _ATTACHMENT:
-            a = pattern.fullmatch(first)
-            if a:
-                return sender, body, MessageKind.TEXT, a.group("name").strip()
-    return sender, body, MessageKind.TEXT, None
+    if system_sized:
+        if _marked_at(raw, rest_start + m.end()):
+            if _SYSTEM_EVENT.match(body):
+                return _Body(None, body, MessageKind.SYSTEM)
+        elif body.startswith(sender + " ") and _PRECISE_EVENT.match(body):
+            return _Body(None, body, MessageKind.SYSTEM)
+    found = _find_attachment(first)
+    if found:
+        return _Body(sender, body, MessageKind.TEXT, *found)
+    return _Body(sender, body, MessageKind.TEXT)
 
 
-def _split_lines(text: str) -> list[str]:
-    # Only CR, LF and CRLF end a line: U+2028, U+0085, form feeds … are characters of a message.
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    if lines and lines[-1] == "" and (text.endswith("\n") or text.endswith("\r")):
-        lines.pop()
-    return lines
+def _find_attachment(line: str) -> tuple[str, str] | None:
+    """(file name, the caption written on the same line) when ``line`` carries an attachment marker.
+
+    iOS: "<attached: NAME>", with a caption after it, and for a document its title (and page
+    count) before it ("Trip budget.pdf • 3 pages <attached: 00000021-Trip budget.pdf>"), which is
+    not a caption. Android and old iOS: "NAME (file attached)" / "NAME <attached>", the name
+    first (without a " • 3 pages" count) and a caption after. Anything longer than a file name
+    can be is text that merely mentions an attachment.
+    """
+    if "<" not in line and "(" not in line:
+        return None
+    m = _IOS_ATTACHED.search(line)
+    if m:
+        name = m.group("name").strip()
+        before, after = line[:m.start()].strip(), line[m.end():].strip()
+        own_name = name[_IOS_COUNTER.match(name).end():] if _IOS_COUNTER.match(name) else name
+        if before.startswith(own_name) or "•" in before:
+            before = ""  # the document's title, not words of the person
+        if len(name) > _MAX_FILE_NAME:
+            return None
+        return name, " ".join(part for part in (before, after) if part)
+    m = _NAME_THEN_MARKER.search(line)
+    if m is None:
+        return None
+    name = line[:m.start()].strip()
+    name = name.split(" • ", 1)[0].strip()  # "Trip budget.pdf • 3 pages"
+    if not name or len(name) > _MAX_FILE_NAME or " (file attached)" in name:
+        return None
+    if " " in name and not _looks_like_file_name(name):
+        return None
+    return name, line[m.end():].strip()
+
+
+def _looks_like_file_name(name: str) -> bool:
+    """A name with spaces ("Trip budget.pdf", "Max Caulfield.vcf") ends in an extension."""
+    stem, dot, extension = name.rpartition(".")
+    return bool(stem and dot and 1 <= len(extension) <= 8 and extension.isalnum())
+
+
+def _strip_edited(body: str) -> tuple[str, bool]:
+    """The text without WhatsApp's "<This message was edited>" at its end, and whether it was there."""
+    end = len(body.rstrip())
+    if not end or body[end - 1] != ">":
+        return body, False
+    start = body.rfind("<", 0, end)
+    if start < 0 or not _EDITED.fullmatch(body, start, end):
+        return body, False
+    kept = body[:start]
+    trimmed = kept.rstrip()
+    newline = kept.find("\n", len(trimmed))
+    return (kept[:newline + 1] if newline >= 0 else trimmed), True
+
+
+def _line_spans(text: str) -> tuple[array, array]:
+    """Start and end offsets of every line of ``text``, without making a string per line.
+
+    Only CR, LF and CRLF end a line: U+2028, U+0085, form feeds … are characters of a message.
+    A final line end does not start an empty last line.
+    """
+    starts, ends = array("q", [0]), array("q")
+    if "\r" in text:
+        for m in _LINE_END.finditer(text):
+            ends.append(m.start())
+            starts.append(m.end())
+    else:
+        find, at = text.find, text.find("\n")
+        while at >= 0:
+            ends.append(at)
+            starts.append(at + 1)
+            at = find("\n", at + 1)
+    ends.append(len(text))
+    if len(starts) > 1 and starts[-1] == len(text):
+        starts.pop()
+        ends.pop()
+    return starts, ends
+
+
+_LINE_END = re.compile(r"\r\n?|\n")
 
 
 def header_prefix(line: str) -> tuple[str, str] | None:
@@ -658,51 +770,83 @@ def header_prefix(line: str) -> tuple[str, str] | None:
 def is_placeholder(text: str) -> bool:
     """Whether ``text`` is only WhatsApp's stand-in for media, an attachment or a deleted message."""
     first = clean_text(text).strip()
-    return bool(_MEDIA_OMITTED.fullmatch(first) or _DELETED.fullmatch(first)
-                or any(pattern.fullmatch(first) for pattern in _ATTACHMENT))
+    if _MEDIA_OMITTED.fullmatch(first) or _DELETED.fullmatch(first):
+        return True
+    found = _find_attachment(first)
+    return found is not None and not found[1]
 
 
 def parse_chat_text(text: str, *, today: date | None = None) -> ParsedChat:
     """Messages of a WhatsApp chat export (see the module docstring). Never raises on a str.
 
     `today` anchors the year of exports written without years (default: the real today).
+    Memory: besides ``text`` and the messages, a few bytes per line and per header; lines are
+    sliced out of ``text`` when they are read, never all held at once.
     """
     if not isinstance(text, str):
         raise TypeError("parse_chat_text expects the decoded text of the export")
-    raw_lines = _split_lines(text)
-    cleaned = [line if line.isascii() else _MARKS_RE.sub("", line) for line in raw_lines]
+    starts, ends = _line_spans(text)
+    marks_sub = _MARKS_RE.sub
 
-    candidates = [h for i, line in enumerate(cleaned) if (h := _match_header(i, line)) is not None]
-    orders = _assign_orders(candidates, [cleaned[h.index][h.rest_start:] for h in candidates]) if candidates else {}
+    def raw_line(i: int) -> str:
+        return text[starts[i]:ends[i]]
+
+    def cleaned_line(i: int) -> str:
+        line = text[starts[i]:ends[i]]
+        return line if line.isascii() else marks_sub("", line)
+
+    candidates = []
+    for i, (s, e) in enumerate(zip(starts, ends)):
+        first = text[s:s + 1]
+        if first.isdigit() or first in _LINE_STARTERS:
+            line = text[s:e]
+            h = _match_header(i, line if line.isascii() else marks_sub("", line))
+            if h is not None:
+                candidates.append(h)
+    rests = (cleaned_line(h.index)[h.rest_start:] for h in candidates)
+    orders = _assign_orders(candidates, rests) if candidates else {}
+    read: dict[tuple, tuple | None] = {}  # one reading per distinct date and shape
     for h in candidates:
-        ymd = _ymd(orders[h.shape], h.a, h.b, h.c)
-        h.ymd = ymd if _valid(ymd) else None
+        key = (h.shape, h.a, h.b, h.c)
+        if key not in read:
+            ymd = _ymd(orders[h.shape], h.a, h.b, h.c)
+            read[key] = ymd if _valid(ymd) else None
+        h.ymd = read[key]
+    del read
     _fill_years(candidates, today or date.today())
     for h in candidates:
         if h.ymd is not None and h.ymd[0] is not None and _valid(h.ymd):
             h.stamp = datetime(h.ymd[0], h.ymd[1], h.ymd[2], h.hour, h.minute, h.second)
 
     accepted = _accept(candidates)
+    del candidates
     result = ParsedChat()
     if accepted:
         usual = Counter(h.layout for h in accepted).most_common(1)[0][0]
         result.date_order = _REPORTED[orders[usual[2]]]
 
-    first_header = accepted[0].index if accepted else len(raw_lines)
-    result.skipped_lines = [(i + 1, raw_lines[i]) for i in range(first_header) if raw_lines[i].strip()]
+    first_header = accepted[0].index if accepted else len(starts)
+    result.skipped_lines = [(i + 1, line) for i in range(first_header) if (line := raw_line(i)).strip()]
 
+    bodies = [_classify(cleaned_line(h.index)[h.rest_start:], raw_line(h.index), h.rest_start) for h in accepted]
+    senders = frozenset(b.sender for b in bodies if b.sender is not None)
+    messages = result.messages
     for n, h in enumerate(accepted):
-        end = accepted[n + 1].index if n + 1 < len(accepted) else len(raw_lines)
-        while end > h.index + 1 and not raw_lines[end - 1].strip():
+        b, bodies[n] = bodies[n], None  # each body goes once its message holds the text
+        if b.kind is MessageKind.SYSTEM and senders and ":" in b.first:
+            b = _classify(b.first, raw_line(h.index), h.rest_start, senders)
+        end = accepted[n + 1].index if n + 1 < len(accepted) else len(starts)
+        while end > h.index + 1 and not text[starts[end - 1]:ends[end - 1]].strip():
             end -= 1  # blank lines before the next header belong to the layout, not the message
-        rest = cleaned[h.index][h.rest_start:]
-        sender, first, kind, attachment = _classify(rest, raw_lines[h.index], h.rest_start)
-        body = "\n".join([first, *cleaned[h.index + 1:end]]) if end > h.index + 1 else first
+        more = [cleaned_line(i) for i in range(h.index + 1, end)] if end > h.index + 1 else []
+        body = "\n".join([b.first, *more]) if more else b.first
         edited = False
-        if kind is not MessageKind.SYSTEM:
-            e = _EDITED.search(body) if body.rstrip().endswith(">") else None
-            if e:
-                body, edited = body[:e.start()], True
-        result.messages.append(Message(timestamp=h.stamp, sender=sender, text=body, kind=kind,
-                                       line=h.index + 1, attachment=attachment, edited=edited))
+        if b.kind is not MessageKind.SYSTEM and ">" in body:
+            body, edited = _strip_edited(body)
+        caption = None
+        if b.attachment is not None:
+            caption = "\n".join([b.caption, *more] if b.caption else more)
+            if edited:
+                caption, _ = _strip_edited(caption)
+        messages.append(Message(h.stamp, b.sender, body, b.kind, h.index + 1, b.attachment, edited, caption))
     return result
