@@ -19,6 +19,7 @@ def photo_lines(out: str) -> list[str]:
     return [line for line in out.splitlines() if re.match(r"^\s+-?\d\.\d{3}\s+#\d+", line)]
 
 
+@pytest.mark.shared_fixtures
 def test_add_reports_skipped_files_and_exits_zero_then_list_shows_one_line_per_photo(test_clip, capsys):
     assert main(["photos", "add", str(PHOTOS)]) == 0
     out, _ = capsys.readouterr()
@@ -36,6 +37,7 @@ def test_add_reports_skipped_files_and_exits_zero_then_list_shows_one_line_per_p
     assert any("Apple iPhone 13 Pro" in line and line.endswith("pug.heic") for line in lines)
 
 
+@pytest.mark.shared_fixtures
 def test_search_similar_and_query_image_with_add(test_clip, capsys, tmp_path):
     folder = tmp_path / "demo"
     shutil.copytree(DEMO, folder)

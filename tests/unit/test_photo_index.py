@@ -20,7 +20,10 @@ from gallery_app.core.photos.thumbnails import thumbnail_path
 from gallery_app.core.photos.decode import decode_image
 from tests.unit.test_photo_decode import EXPECTED_SKIPS, META, PHOTOS
 
-pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # Pillow warns about the broken fixtures
+pytestmark = [
+    pytest.mark.shared_fixtures,  # all but one test read the shared photos
+    pytest.mark.filterwarnings("ignore::UserWarning"),  # Pillow warns about the broken fixtures
+]
 DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo" / "photos"
 
 

@@ -66,6 +66,7 @@ def test_similar_never_returns_the_tapped_photo(gallery):
     assert photo_by_path(search.conn, folder / "coffee.png").id not in [h.photo.id for h in by_path.hits]
 
 
+@pytest.mark.shared_fixtures
 def test_upload_with_add_counts_one_more_and_finds_itself_at_similarity_one(gallery, tmp_path):
     search, _, _ = gallery
     new_photo = tmp_path / "holiday.jpg"
@@ -113,6 +114,7 @@ def test_a_frame_declared_with_the_wrong_order_is_noticed(gallery):
     assert wrong.hits[0].similarity < 0.999
 
 
+@pytest.mark.shared_fixtures
 def test_a_kept_capture_is_added_as_a_camera_photo_with_its_time(gallery):
     search, _, folder = gallery
     rgb = np.asarray(Image.open(PHOTOS / "pillow" / "hopper.png").convert("RGB"))
