@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypedDict
@@ -16,6 +17,64 @@ from gallery_app.core.models.specs import Role
 class ChatMessage(TypedDict):
     role: str  # "system" | "user" | "assistant"
     content: str
+
+
+class ChatText(str):
+    """A prompt rendered by a chat template that knows which of its pieces are the template's own.
+
+    Only the template's pieces may become special tokens: a chat message that contains
+    ``<|im_end|><|im_start|>system`` is read by the model as those characters, never as a new turn.
+    """
+
+    pieces: tuple[tuple[str, bool], ...]  # (text, is the template's own)
+
+    def __new__(cls, pieces: Sequence[tuple[str, bool]]):
+        text = super().__new__(cls, "".join(piece for piece, _ in pieces))
+        text.pieces = tuple((piece, own) for piece, own in pieces if piece)
+        return text
+
+    def __getnewargs__(self):  # copy and pickle rebuild it from its pieces, not its characters
+        return (self.pieces,)
+
+
+def _slot(index: int) -> str:
+    # Private-use characters: no template writes them, so each marks exactly where a message's text goes.
+    return f"\ue000{index}\ue001"
+
+
+_SLOT = re.compile("\ue000(\\d+)\ue001")
+
+
+class ChatFormat:
+    """A GGUF chat template that renders messages into a ``ChatText`` (template pieces kept apart)."""
+
+    def __init__(self, template: str, *, bos: str, eos: str, name: str = "the model"):
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        self._formatter = Jinja2ChatFormatter(template, eos_token=eos, bos_token=bos)
+        self.eos = eos
+        self.name = name
+
+    def render(self, messages: Sequence[ChatMessage]) -> tuple[ChatText, list[str]]:
+        """The prompt for ``messages`` and the template's stop strings.
+
+        The template is rendered with a placeholder for each message's text, which is then put in
+        its place, so whatever a message says it cannot change the template's markers. Messages are
+        stripped first, as templates that ``trim`` would do, so the text is what the template makes.
+        """
+        contents = [message["content"].strip() for message in messages]
+        formatted = self._formatter(messages=[{**message, "content": _slot(i)} for i, message in enumerate(messages)])
+        parts = _SLOT.split(formatted.prompt)
+        slots = [int(index) for index in parts[1::2]]
+        if sorted(slots) != list(range(len(messages))):
+            raise ModelError(f"The chat template of {self.name} changes the messages it is given, so the app "
+                             "cannot keep chat text apart from the template's markers.",
+                             hint="Choose another answer model in Settings (or --llm).")
+        pieces: list[tuple[str, bool]] = []
+        for i, part in enumerate(parts):
+            pieces.append((part, True) if i % 2 == 0 else (contents[int(part)], False))
+        stops = [s for s in ([formatted.stop] if isinstance(formatted.stop, str) else formatted.stop or []) if s]
+        return ChatText(pieces), stops or [self.eos]
 
 
 def default_threads() -> int:
@@ -65,11 +124,22 @@ class ChatLLM:
         return self._llama.loaded
 
     def tokenize(self, text: str) -> list[int]:
-        """Tokens of a whole prompt, as the model reads it (template markers as special tokens)."""
-        return self._model().tokenize(text.encode("utf-8"), add_bos=True, special=True)
+        """Tokens of a whole prompt, as the model reads it.
+
+        Only a ``ChatText``'s template pieces are read as special tokens; any other text (chat
+        messages, a completion prompt) is plain text, whatever markers it contains.
+        """
+        llama = self._model()
+        if not isinstance(text, ChatText):
+            return llama.tokenize(text.encode("utf-8"), add_bos=True, special=False)
+        # A chat template writes the BOS marker itself where its model wants one (as llama.cpp assumes).
+        tokens: list[int] = []
+        for piece, own in text.pieces:
+            tokens += llama.tokenize(piece.encode("utf-8"), add_bos=False, special=own)
+        return tokens
 
     def count_tokens(self, text: str) -> int:
-        return len(self._model().tokenize(text.encode("utf-8"), add_bos=False, special=True))
+        return len(self._model().tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
     @property
     def chat_template(self) -> str | None:
@@ -81,26 +151,21 @@ class ChatLLM:
     def _special_text(self, token: int) -> str:
         return self._model().detokenize([token], special=True).decode("utf-8", errors="ignore")
 
-    def _formatter(self):
+    def _format(self) -> ChatFormat:
         """The chat template compiled once per loaded model (Jinja compiles on construction)."""
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
         llama = self._model()
-        if getattr(self, "_formatter_for", None) is not llama:
+        if getattr(self, "_format_for", None) is not llama:
             template = self.chat_template
             if template is None:
                 raise ModelError(f"{self.spec.name} has no chat template; use a completion prompt.")
-            eos, bos = self._special_text(llama.token_eos()), self._special_text(llama.token_bos())
-            self._cached_formatter = (Jinja2ChatFormatter(template, eos_token=eos, bos_token=bos), eos)
-            self._formatter_for = llama
-        return self._cached_formatter
+            self._cached_format = ChatFormat(template, bos=self._special_text(llama.token_bos()),
+                                             eos=self._special_text(llama.token_eos()), name=self.spec.name)
+            self._format_for = llama
+        return self._cached_format
 
-    def render_chat(self, messages: Sequence[ChatMessage]) -> tuple[str, list[str]]:
-        """The exact prompt text the chat template makes of ``messages``, and the template's stop strings."""
-        formatter, eos = self._formatter()
-        formatted = formatter(messages=list(messages))
-        stops = [s for s in ([formatted.stop] if isinstance(formatted.stop, str) else formatted.stop or []) if s]
-        return formatted.prompt, stops or [eos]
+    def render_chat(self, messages: Sequence[ChatMessage]) -> tuple[ChatText, list[str]]:
+        """The exact prompt the chat template makes of ``messages``, and the template's stop strings."""
+        return self._format().render(messages)
 
     def stream_completion(self, prompt_tokens: list[int], *, max_tokens: int, stop: Sequence[str] = (),
                           temperature: float = 0.0, repeat_penalty: float = 1.1,
@@ -124,19 +189,10 @@ class ChatLLM:
     def stream_chat(self, messages: Sequence[ChatMessage], *, max_tokens: int = 256, temperature: float = 0.2,
                     stop: Sequence[str] = (), cancel: Callable[[], bool] | None = None) -> Iterator[str]:
         """Yield the answer piece by piece; stop early (raising Cancelled) when ``cancel()`` turns true."""
-        stream = self._model().create_chat_completion(
-            messages=list(messages), max_tokens=max_tokens, temperature=temperature, stop=list(stop),
-            stream=True, seed=self._seed,
-        )
-        try:
-            for chunk in stream:
-                if cancel is not None and cancel():
-                    raise Cancelled("The answer was stopped.")
-                piece = chunk["choices"][0].get("delta", {}).get("content")
-                if piece:
-                    yield piece
-        finally:
-            stream.close()
+        # Not llama.cpp's create_chat_completion: it reads the messages' text as special tokens too.
+        text, stops = self.render_chat(messages)
+        yield from self.stream_completion(self.tokenize(text), max_tokens=max_tokens, stop=[*stops, *stop],
+                                          temperature=temperature, repeat_penalty=1.0, cancel=cancel)
 
     def chat(self, messages: Sequence[ChatMessage], **kwargs) -> str:
         return "".join(self.stream_chat(messages, **kwargs))
