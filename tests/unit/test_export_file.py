@@ -180,7 +180,7 @@ def test_encrypted_zip_is_refused(tmp_path: Path):
 def test_not_a_zip_renamed_to_zip(tmp_path: Path, content: bytes):
     path = tmp_path / "WhatsApp Chat with Jonas.zip"
     path.write_bytes(content)
-    with pytest.raises(ChatFileError, match="not a valid .zip"):
+    with pytest.raises(ChatFileError, match=r"not a (valid \.zip|complete zip) file"):
         read_export(path)
 
 
@@ -323,3 +323,94 @@ def test_an_underscored_folder_name_reads_as_a_title(tmp_path: Path):
     folder.mkdir()
     (folder / "_chat.txt").write_text(CHAT, "utf-8")
     assert read_export(folder / "_chat.txt").title == "Weekend away"
+
+
+# --------------------------------------------------------------------------------------------
+# Weak spots: a chat that unpacks to too much, a damaged end record, names that are not UTF-8
+# --------------------------------------------------------------------------------------------
+
+
+def test_a_chat_over_the_size_cap_is_refused_with_its_size_and_the_cap(tmp_path: Path):
+    # 101 MB of chat from a ~0.4 MB .zip: under the 200:1 bomb ratio, so only the chat cap stops it
+    # (before the cap existed, 190 MB like this took 96 s and 3.4 GB to parse).
+    path = tmp_path / "WhatsApp Chat with Big.zip"
+    line = b"[20.06.19, 15:58:53] John: the same words again and again, a hundred times over\n"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        with zf.open("_chat.txt", "w") as member:
+            block = line * 10_000
+            for _ in range(101_000_000 // len(block) + 1):
+                member.write(block)
+    info = zipfile.ZipFile(path).getinfo("_chat.txt")
+    assert info.file_size > 101_000_000 and info.file_size < 200 * info.compress_size
+    with pytest.raises(ChatFileError) as caught:
+        read_export(path)
+    message = str(caught.value)
+    assert f"is {info.file_size / 1e6:.0f} MB, too large to open: a chat can be at most 100 MB" in message
+    assert "nothing was imported" in message
+
+
+def test_a_text_file_over_the_size_cap_names_both_sizes(tmp_path: Path):
+    path = tmp_path / "_chat.txt"
+    with path.open("wb") as f:
+        f.truncate(100_000_001)  # sparse: nothing is written, and nothing should be read
+    with pytest.raises(ChatFileError, match=r"is 100 MB, too large to open: a chat can be at most 100 MB"):
+        read_export(path)
+
+
+def _break_end_record(path: Path) -> None:
+    """Make the end-of-central-directory record place the central directory 1,000 bytes too late.
+
+    zipfile then takes the difference for bytes prepended to the archive, and each member's
+    offset comes out negative: opening one fails in seek() with "Invalid argument".
+    """
+    data = bytearray(path.read_bytes())
+    at = data.rfind(b"PK\x05\x06")
+    offset = struct.unpack_from("<I", data, at + 16)[0]
+    struct.pack_into("<I", data, at + 16, offset + 1000)  # offset of the central directory
+    path.write_bytes(bytes(data))
+
+
+def test_a_damaged_end_of_central_directory_gets_a_message_for_a_person(tmp_path: Path):
+    path = make_zip(tmp_path / "WhatsApp Chat with Jonas.zip", {"_chat.txt": CHAT, "IMG-1.jpg": b"x" * 100})
+    _break_end_record(path)
+    with pytest.raises(OSError, match="Invalid argument"), zipfile.ZipFile(path) as zf:
+        zf.read("_chat.txt")  # what used to reach the person
+    with pytest.raises(ChatFileError) as caught:
+        read_export(path)
+    assert str(caught.value).startswith("“WhatsApp Chat with Jonas.zip” is not a complete zip file")
+    assert "Invalid argument" not in str(caught.value) and "Export the chat from WhatsApp again" in str(caught.value)
+    with pytest.raises(ChatFileError, match="not a complete zip file.*nothing was extracted"):
+        safe_extract_member(path, "IMG-1.jpg", tmp_path / "out")
+    assert not (tmp_path / "out" / "IMG-1.jpg").exists()
+
+
+NOT_UTF8 = os.fsdecode(b"Jos\xe9")  # what os.listdir gives for a Latin-1 name on Linux
+
+
+def _utf8_safe(export: ChatExport) -> None:
+    for text in (export.title, export.text, *export.attachments):
+        text.encode("utf-8")
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX file names are bytes; Windows names are always Unicode")
+def test_a_chat_file_whose_name_is_not_utf8(tmp_path: Path):
+    txt = tmp_path / f"WhatsApp Chat with {NOT_UTF8}.txt"
+    txt.write_text(CHAT, encoding="utf-8")
+    export = read_export(txt)
+    assert export.title == "Jos\\xe9"  # the odd byte written out, as photos' names are
+    _utf8_safe(export)
+    assert export.source == txt and export.source.read_bytes() == CHAT.encode("utf-8")  # still opens the file
+    zipped = make_zip(tmp_path / f"WhatsApp Chat with {NOT_UTF8}.zip", {"_chat.txt": CHAT})
+    _utf8_safe(read_export(zipped))
+    assert read_export(zipped).title == "Jos\\xe9"
+    folder = tmp_path / NOT_UTF8
+    folder.mkdir()
+    (folder / "_chat.txt").write_text(CHAT, encoding="utf-8")
+    assert read_export(folder).title == "Jos\\xe9"
+    with pytest.raises(ChatFileError) as caught:
+        read_export(tmp_path / f"{NOT_UTF8} gone.txt")
+    str(caught.value).encode("utf-8")
+    (tmp_path / f"{NOT_UTF8}.zip").write_bytes(b"PK\x03\x04garbage" + bytes(100))
+    with pytest.raises(ChatFileError) as caught:
+        read_export(tmp_path / f"{NOT_UTF8}.zip")
+    str(caught.value).encode("utf-8")

@@ -13,6 +13,7 @@ zip bomb). While reading, the bytes are counted again, in case the sizes in the 
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 import re
 import tempfile
@@ -22,12 +23,18 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from gallery_app.core.errors import AppError
+from gallery_app.core.photos.file_names import printable
 
 __all__ = ["CHAT_FILE_SUFFIXES", "ChatExport", "ChatFileError", "read_export", "decode_chat_bytes",
            "is_chat_export", "safe_extract_member"]
 
 #: What WhatsApp's "Export chat" writes: the chat text, or a .zip with it and the media.
 CHAT_FILE_SUFFIXES = (".txt", ".zip")
+
+#: The largest chat text that is opened: five times the biggest real export we have seen (20 MB,
+#: ~5 hours to import), so no real chat is refused, while a crafted one that unpacks 136:1
+#: (190 MB from a 1.4 MB .zip) is refused before it costs minutes and gigabytes to read.
+MAX_CHAT_TEXT_BYTES = 100_000_000
 
 #: A member at least this big that is compressed more than `MAX_COMPRESSION_RATIO`:1 is a zip bomb.
 BIG_MEMBER_BYTES = 1_000_000
@@ -58,11 +65,15 @@ class ChatFileError(AppError):
 @dataclass(frozen=True)
 class ChatExport:
     #: From the file name: "WhatsApp Chat with Jonas.txt" → "Jonas"; "_chat.txt" → its folder's name.
+    #: Always valid UTF-8: bytes of the name that are not (b"Jos\xe9") are written out as "\xe9".
     title: str
     #: The decoded chat text (line ends as in the file).
     text: str
-    #: Names of the other members of a .zip (media), as stored in the .zip; [] for a .txt.
+    #: Names of the other members of a .zip (media), as stored in the .zip (always valid UTF-8:
+    #: zipfile decodes them as UTF-8 or cp437); [] for a .txt.
     attachments: list[str]
+    #: The path as the file system gives it (it may hold undecodable bytes as surrogates, so that it
+    #: opens the file again; store it with ``file_names.to_db``, show it with ``file_names.printable``).
     source: Path
 
 
@@ -71,23 +82,21 @@ class ChatExport:
 # ---------------------------------------------------------------------------------------------
 
 
-def decode_chat_bytes(raw: bytes) -> str:
+def decode_chat_bytes(raw: bytes | bytearray) -> str:
     """The text of a chat file. Never raises.
 
     UTF-8 with or without BOM, UTF-16 LE/BE with a BOM, UTF-16 without a BOM recognised from its
     NUL bytes (mostly-ASCII text has a NUL in every other byte), and as a last resort UTF-8 with
     the undecodable bytes replaced by "�".
     """
+    view = memoryview(raw)  # decoded in place: a 100 MB chat is not copied before it is decoded
     if raw.startswith(codecs.BOM_UTF8):
-        return raw[3:].decode("utf-8", errors="replace")
+        return str(view[3:], "utf-8", "replace")
     if raw.startswith(codecs.BOM_UTF16_LE):
-        return raw[2:].decode("utf-16-le", errors="replace")
+        return str(view[2:], "utf-16-le", "replace")
     if raw.startswith(codecs.BOM_UTF16_BE):
-        return raw[2:].decode("utf-16-be", errors="replace")
-    utf16 = _utf16_without_bom(raw)
-    if utf16:
-        return raw.decode(utf16, errors="replace")
-    return raw.decode("utf-8", errors="replace")
+        return str(view[2:], "utf-16-be", "replace")
+    return str(view, _utf16_without_bom(raw) or "utf-8", "replace")
 
 
 def _utf16_without_bom(raw: bytes) -> str | None:
@@ -112,6 +121,7 @@ def _utf16_without_bom(raw: bytes) -> str | None:
 
 
 def _title_from_name(stem: str) -> str:
+    stem = printable(stem)
     title = _TITLE_PREFIX.sub("", stem).strip()
     return title or stem.strip()
 
@@ -132,15 +142,16 @@ def export_title(path: Path) -> str:
 
 
 def read_export(path: Path, *, max_uncompressed_bytes: int = 2_000_000_000,
-                max_text_bytes: int = 200_000_000) -> ChatExport:
+                max_text_bytes: int = MAX_CHAT_TEXT_BYTES) -> ChatExport:
     """The chat in `path` (a .txt, a .zip, or a folder holding a _chat.txt). Raises ChatFileError."""
     path = Path(path)
+    shown = printable(path.name)
     try:
         if path.is_dir():
             return read_export(_chat_in_folder(path), max_uncompressed_bytes=max_uncompressed_bytes,
                                max_text_bytes=max_text_bytes)
         if not path.is_file():
-            raise ChatFileError(f"Could not find “{path.name}”.",
+            raise ChatFileError(f"Could not find “{shown}”.",
                                 hint="It may have been moved, renamed or deleted. Choose it again.")
         with path.open("rb") as f:
             head = f.read(8)
@@ -148,24 +159,23 @@ def read_export(path: Path, *, max_uncompressed_bytes: int = 2_000_000_000,
         if head.startswith((b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")):  # a .zip, whatever its name
             return _read_zip(path, max_uncompressed_bytes, max_text_bytes)
         if suffix == ".zip":
-            raise ChatFileError(f"“{path.name}” is not a valid .zip file, or it is damaged.",
+            raise ChatFileError(f"“{shown}” is not a valid .zip file, or it is damaged.",
                                 hint="Export the chat from WhatsApp again and choose the new .zip.")
         if suffix != ".txt" or head.startswith(_BINARY_MAGIC) or head[4:].startswith(b"ftyp"):
-            raise ChatFileError(f"“{path.name}” is not a WhatsApp export: choose the _chat.txt or the .zip "
+            raise ChatFileError(f"“{shown}” is not a WhatsApp export: choose the _chat.txt or the .zip "
                                 "WhatsApp made.", hint=_WRONG_TYPE_HINT_MORE)
         size = path.stat().st_size
         if size > max_text_bytes:
-            raise ChatFileError(f"“{path.name}” is {_megabytes(size)}, too large to be opened as a chat "
-                                f"(the limit is {_megabytes(max_text_bytes)}).")
+            raise _too_large(f"“{shown}”", size, max_text_bytes)
         return ChatExport(title=export_title(path), text=decode_chat_bytes(path.read_bytes()), attachments=[],
                           source=path)
     except ChatFileError:
         raise
     except PermissionError as exc:
-        raise ChatFileError(f"“{path.name}” could not be opened: permission denied.",
+        raise ChatFileError(f"“{shown}” could not be opened: permission denied.",
                             hint="Check that you are allowed to read it, or copy it somewhere else first.") from exc
     except OSError as exc:
-        raise ChatFileError(f"“{path.name}” could not be read ({exc.strerror or exc}).") from exc
+        raise ChatFileError(f"“{shown}” could not be read ({exc.strerror or exc}).") from exc
 
 
 def _chat_in_folder(folder: Path) -> Path:
@@ -175,12 +185,29 @@ def _chat_in_folder(folder: Path) -> Path:
     named = sorted(p for p in folder.glob("*.txt") if p.name.lower().startswith("whatsapp chat"))
     if len(named) == 1:
         return named[0]
-    raise ChatFileError(f"The folder “{folder.name}” has no WhatsApp chat in it (no _chat.txt).",
+    raise ChatFileError(f"The folder “{printable(folder.name)}” has no WhatsApp chat in it (no _chat.txt).",
                         hint=_WRONG_TYPE_HINT)
 
 
 def _megabytes(n: int) -> str:
     return f"{n / 1_000_000:,.0f} MB" if n >= 1_000_000 else f"{n / 1000:,.0f} kB"
+
+
+def _too_large(what: str, size: int | None, limit: int) -> ChatFileError:
+    """The error for a chat text over the cap (`size` None: found while reading, the .zip understated it)."""
+    actual = f"is {_megabytes(size)}" if size is not None else f"is larger than {_megabytes(limit)}"
+    return ChatFileError(
+        f"The chat in {what} {actual}, too large to open: a chat can be at most {_megabytes(limit)}, "
+        "so nothing was imported.",
+        hint="The biggest real chats are a few tens of MB: check that this is the export you meant, "
+             "or export the chat again from WhatsApp.")
+
+
+def _not_a_complete_zip(name: str, outcome: str = "nothing was imported") -> ChatFileError:
+    return ChatFileError(
+        f"“{name}” is not a complete zip file (it may have been cut short while it was copied or downloaded), "
+        f"so {outcome}.",
+        hint="Export the chat from WhatsApp again (More › Export chat) and choose the new .zip.")
 
 
 def _unsafe_name(name: str) -> bool:
@@ -236,21 +263,19 @@ def _pick_chat(infos: list[zipfile.ZipInfo]) -> zipfile.ZipInfo | None:
     return max(texts, key=lambda i: i.file_size)
 
 
-def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, zip_name: str) -> bytes:
-    """The member's bytes, refusing to go past `limit` whatever its header claims."""
-    chunks, total = [], 0
+def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, zip_name: str) -> bytearray:
+    """The member's bytes, refusing to go past `limit` whatever its header claims (one buffer, no copies)."""
+    data = bytearray()
     with zf.open(info) as member:
         while chunk := member.read(_CHUNK):
-            total += len(chunk)
-            if total > limit:
-                raise ChatFileError(f"The chat inside “{zip_name}” is larger than {_megabytes(limit)}, "
-                                    "too large to open (or the .zip is damaged).")
-            chunks.append(chunk)
-    return b"".join(chunks)
+            if len(data) + len(chunk) > limit:
+                raise _too_large(f"“{zip_name}”", None, limit)
+            data += chunk
+    return data
 
 
 def _read_zip(path: Path, max_uncompressed_bytes: int, max_text_bytes: int) -> ChatExport:
-    name = path.name
+    name = printable(path.name)
     try:
         with zipfile.ZipFile(path) as zf:
             infos = _check_zip(zf, name, max_uncompressed_bytes)
@@ -261,18 +286,23 @@ def _read_zip(path: Path, max_uncompressed_bytes: int, max_text_bytes: int) -> C
                 raise ChatFileError(f"“{name}” is password-protected, so the chat inside cannot be read.",
                                     hint="Export the chat from WhatsApp again, without a password.")
             if chat.file_size > max_text_bytes:
-                raise ChatFileError(f"The chat inside “{name}” is {_megabytes(chat.file_size)}, too large to open "
-                                    f"(the limit is {_megabytes(max_text_bytes)}).")
+                raise _too_large(f"“{name}”", chat.file_size, max_text_bytes)
             raw = _read_member(zf, chat, min(max_text_bytes, max_uncompressed_bytes), name)
             attachments = [i.filename for i in infos
                            if i is not chat and not i.is_dir() and not _is_noise(i.filename)]
     except ChatFileError:
         raise
     except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, ValueError, RuntimeError) as exc:
-        raise ChatFileError(f"“{name}” is not a valid .zip file, or it is damaged.",
-                            hint="Export the chat from WhatsApp again and choose the new .zip.") from exc
-    return ChatExport(title=_title_from_name(path.stem), text=decode_chat_bytes(raw), attachments=attachments,
-                      source=path)
+        raise _not_a_complete_zip(name) from exc
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:
+            raise
+        # A damaged end-of-central-directory record points before the file's start: zipfile's seek
+        # then fails with "Invalid argument", which says nothing to a person.
+        raise _not_a_complete_zip(name) from exc
+    text = decode_chat_bytes(raw)
+    del raw
+    return ChatExport(title=_title_from_name(path.stem), text=text, attachments=attachments, source=path)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -325,7 +355,9 @@ def safe_extract_member(zip_path: Path, member: str, dest_dir: Path, *,
     except ChatFileError:
         raise
     except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, ValueError, RuntimeError) as exc:
-        raise ChatFileError(f"“{zip_path.name}” is not a valid .zip file, or it is damaged.") from exc
+        raise _not_a_complete_zip(printable(zip_path.name), "nothing was extracted") from exc
     except OSError as exc:
+        if exc.errno == errno.EINVAL:
+            raise _not_a_complete_zip(printable(zip_path.name), "nothing was extracted") from exc
         raise ChatFileError(f"“{member}” could not be extracted ({exc.strerror or exc}).") from exc
     return target
