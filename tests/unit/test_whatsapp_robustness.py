@@ -113,3 +113,28 @@ def test_many_direction_marks_in_a_header_are_fast():
     chat = parse_chat_text("\u200e" * 200_000 + "[13/06/18, 21:25:15] Ana: \u200ehi")
     assert time.perf_counter() - start < 2.0
     assert chat.messages[0].timestamp == datetime(2018, 6, 13, 21, 25, 15)
+
+
+# --------------------------------------------------------------------------------------------
+# Bounded memory
+# --------------------------------------------------------------------------------------------
+
+
+def test_parsing_holds_little_besides_the_text_and_the_messages():
+    import tracemalloc
+    from datetime import timedelta
+
+    start = datetime(2019, 1, 1)
+    text = "\n".join(f"{start + timedelta(minutes=7 * i):%d/%m/%y, %H:%M} - {('Ana', 'Bob')[i % 2]}: message {i} "
+                     "with some words in it, and more words" + ("\nsecond line" if i % 5 == 0 else "")
+                     for i in range(20_000))
+    tracemalloc.start()
+    try:
+        chat = parse_chat_text(text)
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(chat.messages) == 20_000
+    # Working memory beyond the result: was 7.3 times the text (every line as a string, every
+    # header's text twice), is 2.8 times (a few numbers per line and per header).
+    assert peak - held < 4 * len(text)
