@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 def escape(text: object) -> str:
     """``text`` for a place that is rich text (a bold chat title in a header, a line of a card)."""
-    return html.escape(str(text))
+    return html.escape(str(text), quote=False)  # never put into an attribute, only between tags
 
 
 def tooltip(text: str) -> str:

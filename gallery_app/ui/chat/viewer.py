@@ -19,6 +19,9 @@ from gallery_app.ui.workers import Worker
 MessageIdRole = Qt.ItemDataRole.UserRole + 1
 HighlightedRole = Qt.ItemDataRole.UserRole + 2
 HIGHLIGHT = QColor(255, 236, 153)
+#: The roles the model answers; the view asks each row for eight while it lays out tens of thousands.
+_ROLES = frozenset((Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.BackgroundRole,
+                    Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.FontRole, MessageIdRole, HighlightedRole))
 
 
 def message_line(message: StoredMessage) -> str:
@@ -38,7 +41,7 @@ class MessageListModel(QAbstractListModel):
         return 0 if parent.isValid() else len(self._messages)
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
-        if not index.isValid() or not 0 <= index.row() < len(self._messages):
+        if role not in _ROLES or not index.isValid() or not 0 <= index.row() < len(self._messages):
             return None
         message = self._messages[index.row()]
         highlighted = message.id in self._highlighted
@@ -98,7 +101,7 @@ class ChatViewer(QDialog):
         # Wrapped rows of different heights must each be measured: a years-long chat (tens of thousands
         # of messages) would freeze the window for seconds; batches let the event loop run in between.
         self.view.setLayoutMode(QListView.LayoutMode.Batched)
-        self.view.setBatchSize(200)
+        self.view.setBatchSize(100)
         self._pending_scroll = None
         self.view.verticalScrollBar().rangeChanged.connect(self._scroll_to_passage)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
@@ -123,15 +126,15 @@ class ChatViewer(QDialog):
 
     def _show(self, contents: jobs.ChatContents) -> None:
         self.model.set_messages(contents.messages, self.highlight)
+        rows = self.model.highlighted_rows()
         chat = contents.chat
         if chat is None:
             self.header.setText("This chat is no longer in the library.")
         else:
-            marked = len(self.model.highlighted_rows())
+            marked = len(rows)
             self.header.setText(f"<b>{escape(chat.title)}</b> — {escape(chat.describe().split('(', 1)[-1].rstrip(')'))}"
                                 + (f"<br>The {marked} highlighted messages are the passage that was found."
                                    if marked else ""))
-        rows = self.model.highlighted_rows()
         if rows:
             # Current (for the keyboard) but not selected: the selection colour would hide the highlight.
             self.view.selectionModel().setCurrentIndex(self.model.index(rows[0]),
