@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
+import shutil
 import sys
+import unicodedata
 from pathlib import Path
 
 
@@ -16,15 +20,18 @@ def _print_passages(found, stream=None, lines=None) -> None:
     """``lines``: per chunk id, the passage's ``PassageLine``s (which lines are the best match)."""
     stream = stream or sys.stdout
     searched = found.search_query != found.question
-    print(found.retrieval.describe() + (f" (searched for: {found.search_query})" if searched else ""), file=stream)
+    def show(text: str) -> None:
+        print(_terminal_text(text), file=stream)
+
+    show(found.retrieval.describe() + (f" (searched for: {found.search_query})" if searched else ""))
     for match in found.retrieval.matches:
-        print(f"  ── {match.chat_title} · {match.day} · similarity {match.similarity:.2f}", file=stream)
+        show(f"  ── {match.chat_title} · {match.day} · similarity {match.similarity:.2f}")
         marked = (lines or {}).get(match.chunk_id)
         for line in marked or match.text.split("\n"):
             if isinstance(line, str):
-                print(f"     {line}", file=stream)
+                show(f"     {line}")
             else:
-                print(f"   {FOCUS_MARK if line.focus else ' '} {line.text}", file=stream)
+                show(f"   {FOCUS_MARK if line.focus else ' '} {line.text}")
     if found.retrieval.unindexed:
         print(f"  ({found.retrieval.unindexed} passages are not indexed for this model yet: "
               "run gallery-app-cli chat reindex)", file=stream)
@@ -99,12 +106,18 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _session(args: argparse.Namespace):
+    from gallery_app.core.chat.prompting import check_budget
     from gallery_app.core.chat.session import ChatSession, FollowUps
     from gallery_app.core.models.loading import open_chat_llm, open_text_embedder
 
+    check_budget(args.context, args.answer_tokens)  # before any model is loaded
     llm = open_chat_llm(args.llm, n_ctx=args.context)
-    return ChatSession(_open_store(), open_text_embedder(args.embedder), llm, k=args.passages,
-                       follow_ups=FollowUps(args.follow_ups), chats=args.chat or None, answer_tokens=args.answer_tokens)
+    embedder = open_text_embedder(args.embedder)
+    for model in (embedder, llm):
+        if model.resolved.notice:
+            print(f"Note: {model.resolved.notice}", file=sys.stderr)
+    return ChatSession(_open_store(), embedder, llm, k=args.passages, follow_ups=FollowUps(args.follow_ups),
+                       chats=args.chat or None, answer_tokens=args.answer_tokens)
 
 
 def _sources(answer) -> str:
@@ -112,31 +125,92 @@ def _sources(answer) -> str:
     return f"Sources: {cited}" if cited else ""
 
 
+#: Control characters (escape sequences among them) in chat text or an answer are shown, never obeyed.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _terminal_text(text: str) -> str:
+    return _CONTROL.sub("\ufffd", text.replace("\t", " "))
+
+
+def _rows(text: str, columns: int) -> int:
+    """Terminal rows ``text`` takes from the start of a line (wide characters count twice)."""
+    def width(line: str) -> int:
+        return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+                   for ch in line)
+
+    return sum(max(1, -(-width(line) // max(1, columns))) for line in text.split("\n"))
+
+
+class _AnswerPrinter:
+    """Shows the answer so that what stays on screen is the checked answer, as in the window.
+
+    On a terminal the pieces stream in dim (not checked yet) and are then rewritten as the final
+    answer, which replaces them when the grounding check declined what the model wrote. Anywhere
+    else (a pipe, a file) only the final answer is printed: what the model wrote before the check
+    must not end up in a file or a script's input, and nobody is watching it appear.
+    """
+
+    DIM, RESET = "\x1b[2m", "\x1b[0m"
+
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stdout
+        self.live = self.stream.isatty() and os.environ.get("TERM") != "dumb"
+        self.shown = ""
+
+    def piece(self, text: str) -> None:
+        if not self.live:
+            return
+        text = _terminal_text(text)
+        self.stream.write((self.DIM if not self.shown else "") + text)
+        self.stream.flush()
+        self.shown += text
+
+    def _erase(self) -> None:
+        if self.shown:
+            rows = _rows(self.shown, shutil.get_terminal_size().columns)
+            self.stream.write(self.RESET + "\r" + (f"\x1b[{rows - 1}A" if rows > 1 else "") + "\x1b[J")
+            self.shown = ""
+
+    def final(self, text: str) -> None:
+        self._erase()
+        self.stream.write(_terminal_text(text) + "\n")
+        self.stream.flush()
+
+    def abandon(self) -> None:
+        """Stopped before the answer was checked: the unchecked text goes."""
+        self._erase()
+        self.stream.flush()
+
+
 def _ask(session, question: str, show_prompt: bool) -> None:
     from gallery_app.core.chat.evidence import match_lines
     from gallery_app.core.chat.session import Answer, MatchesFound
 
-    streamed: list[str] = []
-    for event in session.ask(question):
-        if isinstance(event, MatchesFound):
-            lines = {m.chunk_id: match_lines(session.conn, m, m.text) for m in event.retrieval.matches}
-            _print_passages(event, lines=lines)
-            print()
-        elif isinstance(event, Answer):
-            if event.text != "".join(streamed).strip():
-                # Nothing was streamed (a decline), or the grounding check replaced what was.
-                print(("\n" if streamed else "") + event.text, end="")
-            print()
-            if _sources(event):
-                print(_sources(event))
-            if show_prompt and event.prompt is not None:
-                print(f"\n── prompt sent ({len(event.prompt.tokens)} tokens) ──\n{event.prompt.text}\n── end of prompt ──")
-        else:
-            streamed.append(event)
-            print(event, end="", flush=True)
+    printer = _AnswerPrinter()
+    try:
+        for event in session.ask(question):
+            if isinstance(event, MatchesFound):
+                lines = {m.chunk_id: match_lines(session.conn, m, m.text) for m in event.retrieval.matches}
+                _print_passages(event, lines=lines)
+                print()
+            elif isinstance(event, Answer):
+                printer.final(event.text or "No answer was written.")
+                if _sources(event):
+                    print(_terminal_text(_sources(event)))
+                if show_prompt and event.prompt is not None:
+                    print(f"\n── prompt sent ({len(event.prompt.tokens)} tokens) ──\n{_terminal_text(event.prompt.text)}"
+                          "\n── end of prompt ──")
+            else:
+                printer.piece(event)
+    finally:
+        printer.abandon()
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
+    from gallery_app.core.chat.session import check_question
+
+    check_question(args.question)
     _ask(_session(args), args.question, args.show_prompt)
     return 0
 
@@ -170,7 +244,21 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     return 0
 
 
+def _at_least(low: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low} (got {value})")
+        return value
+
+    return parse
+
+
 def add_chat_commands(commands: argparse._SubParsersAction) -> None:
+    from gallery_app.core.chat.prompting import MIN_ANSWER_TOKENS, MIN_PROMPT_TOKENS
     from gallery_app.core.chat.session import DEFAULT_FOLLOW_UPS, DEFAULT_PASSAGES, FollowUps
 
     chat = commands.add_parser("chat", help="import WhatsApp chats and ask questions about them",
@@ -182,9 +270,13 @@ def add_chat_commands(commands: argparse._SubParsersAction) -> None:
         if llm:
             parser.add_argument("--llm", metavar="SETTING", help="chat-llm: a model key or a .gguf file")
             parser.add_argument("--chat", type=int, action="append", metavar="ID", help="only this chat (repeatable)")
-            parser.add_argument("--passages", type=int, default=DEFAULT_PASSAGES, help="passages given to the model")
-            parser.add_argument("--context", type=int, default=4096, help="LLM context window in tokens")
-            parser.add_argument("--answer-tokens", type=int, default=96, help="longest answer in tokens")
+            parser.add_argument("--passages", type=_at_least(1), default=DEFAULT_PASSAGES,
+                                help="passages given to the model")
+            parser.add_argument("--context", type=_at_least(MIN_PROMPT_TOKENS + MIN_ANSWER_TOKENS), default=4096,
+                                help="LLM context window in tokens")
+            parser.add_argument("--answer-tokens", type=_at_least(MIN_ANSWER_TOKENS), default=96,
+                                help=f"longest answer in tokens (the context keeps {MIN_PROMPT_TOKENS} more for the "
+                                     "question and the messages)")
             parser.add_argument("--follow-ups", choices=[f.value for f in FollowUps], default=DEFAULT_FOLLOW_UPS.value,
                                 help="how a follow-up question is searched for")
             parser.add_argument("--show-prompt", action="store_true", help="print the exact prompt sent to the model")

@@ -7,8 +7,22 @@ from dataclasses import dataclass, fields
 
 from PySide6.QtCore import QSettings
 
+from gallery_app.core.chat.prompting import MIN_ANSWER_TOKENS, MIN_PROMPT_TOKENS
 from gallery_app.core.chat.session import DEFAULT_PASSAGES
 from gallery_app.core.models.specs import Role
+
+#: What each number may be (the settings dialog's ranges; a hand-edited settings file is held to them too).
+LIMITS = {
+    "cpu_threads": (0, 256),
+    "llm_context": (512, 32_768),
+    "answer_tokens": (MIN_ANSWER_TOKENS, 2048),
+    "passages": (1, 20),
+}
+
+
+def answer_tokens_limit(llm_context: int) -> int:
+    """The longest answer a context of ``llm_context`` tokens leaves room for, besides the prompt."""
+    return max(MIN_ANSWER_TOKENS, min(LIMITS["answer_tokens"][1], llm_context - MIN_PROMPT_TOKENS))
 
 
 @dataclass
@@ -41,6 +55,10 @@ class Settings:
                 values[f.name] = type(default)(raw) if raw is not None else default
             except (TypeError, ValueError):  # a hand-edited or older settings file
                 values[f.name] = default
+            if f.name in LIMITS:  # a number out of range would fail later (a context too small for any prompt)
+                low, high = LIMITS[f.name]
+                values[f.name] = min(max(values[f.name], low), high)
+        values["answer_tokens"] = min(values["answer_tokens"], answer_tokens_limit(values["llm_context"]))
         return cls(**values)
 
     def save(self, store: QSettings | None = None) -> None:

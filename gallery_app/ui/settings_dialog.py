@@ -1,5 +1,8 @@
 """File → Settings…: data folder, model per role, CPU threads, LLM context, answer length, passages.
 
+The numbers stay within ``settings.LIMITS``, and the answer length within what the context leaves
+after the prompt's room, so no choice here can make a question unanswerable.
+
 OK writes the settings with ``Settings.save()`` (QSettings). Models are released when a model
 choice, the thread count or the context size changed, so the next use loads them with the new
 values; the data folder takes effect at the next start (the open database stays where it is).
@@ -18,7 +21,8 @@ from PySide6.QtWidgets import (
 from gallery_app.core import paths
 from gallery_app.core.models.catalog import CANDIDATES
 from gallery_app.core.models.specs import Role
-from gallery_app.ui.settings import Settings
+from gallery_app.core.chat.prompting import MIN_PROMPT_TOKENS
+from gallery_app.ui.settings import LIMITS, Settings, answer_tokens_limit
 
 AUTOMATIC = "Automatic"
 
@@ -78,12 +82,20 @@ class SettingsDialog(QDialog):
             form.addRow(ROLE_LABELS.get(role, role.value), combo)
 
         self.cpu_threads = self._spin(0, os.cpu_count() or 64, self.original.cpu_threads, special=AUTOMATIC)
-        self.llm_context = self._spin(512, 32_768, self.original.llm_context, step=512, suffix=" tokens")
-        self.answer_tokens = self._spin(16, 2048, self.original.answer_tokens, step=16, suffix=" tokens")
-        self.passages = self._spin(1, 20, self.original.passages)
+        self.llm_context = self._spin(*LIMITS["llm_context"], self.original.llm_context, step=512, suffix=" tokens")
+        self.answer_tokens = self._spin(*LIMITS["answer_tokens"], self.original.answer_tokens, step=16,
+                                        suffix=" tokens")
+        self.passages = self._spin(*LIMITS["passages"], self.original.passages)
+        # The context holds the prompt and the answer: the answer can never take the prompt's room.
+        self.llm_context.valueChanged.connect(self._limit_answer)
+        self._limit_answer(self.llm_context.value())
+        answer_note = QLabel(f"The context keeps {MIN_PROMPT_TOKENS} tokens for the question and the messages; "
+                             "the answer gets at most the rest.")
+        answer_note.setWordWrap(True)
         form.addRow("CPU threads", self.cpu_threads)
         form.addRow("LLM context size", self.llm_context)
         form.addRow("Answer length", self.answer_tokens)
+        form.addRow("", answer_note)
         form.addRow("Passages per question", self.passages)
 
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
@@ -106,6 +118,9 @@ class SettingsDialog(QDialog):
             spin.setSpecialValueText(special)  # shown for the minimum (0 = automatic)
         spin.setValue(min(max(value, low), high))
         return spin
+
+    def _limit_answer(self, llm_context: int) -> None:
+        self.answer_tokens.setMaximum(answer_tokens_limit(llm_context))
 
     def _choose_folder(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Data folder", self.data_folder.text() or str(paths.data_dir()))

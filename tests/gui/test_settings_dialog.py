@@ -91,3 +91,30 @@ def test_the_chosen_data_folder_is_used_at_the_next_start(monkeypatch, tmp_path)
     Settings(data_folder=str(chosen)).save()
     Settings.load().apply_data_folder()  # what gallery-app does before it opens anything
     assert paths.data_dir() == chosen and paths.database_path().parent == chosen
+
+
+def test_the_answer_length_can_never_take_the_prompts_room(qtbot):
+    """Before: context 512 with answer 512 could be chosen, and every question then looped for ever."""
+    from gallery_app.core.chat.prompting import MIN_PROMPT_TOKENS, budget_problem
+
+    services = Services(Settings(llm_context=4096, answer_tokens=1024))
+    dialog = make_dialog(qtbot, services)
+    assert dialog.answer_tokens.value() == 1024
+    dialog.llm_context.setValue(512)
+    assert dialog.answer_tokens.maximum() == 512 - MIN_PROMPT_TOKENS == dialog.answer_tokens.value()
+    dialog.answer_tokens.setValue(512)
+    assert dialog.answer_tokens.value() == 512 - MIN_PROMPT_TOKENS
+    chosen = dialog.chosen()
+    assert budget_problem(chosen.llm_context, chosen.answer_tokens) is None
+    dialog.llm_context.setValue(1024)
+    assert dialog.answer_tokens.maximum() == 1024 - MIN_PROMPT_TOKENS
+    assert dialog.llm_context.minimum() == 512 and dialog.passages.minimum() == 1
+
+
+def test_a_settings_file_out_of_range_is_held_to_what_works():
+    from gallery_app.core.chat.prompting import MIN_PROMPT_TOKENS, budget_problem
+
+    Settings(llm_context=10, answer_tokens=512, passages=0).save()  # hand-edited, or from another version
+    loaded = Settings.load()
+    assert (loaded.llm_context, loaded.answer_tokens, loaded.passages) == (512, 512 - MIN_PROMPT_TOKENS, 1)
+    assert budget_problem(loaded.llm_context, loaded.answer_tokens) is None

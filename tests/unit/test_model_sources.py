@@ -100,16 +100,16 @@ def test_a_half_present_model_folder_falls_back_to_the_package(installed_package
 def test_checks_catch_a_damaged_file_and_cache_good_hashes(installed_package, tmp_path):
     spec = tiny_spec()
     put_in_models_folder(spec, weights=b"X" * len(WEIGHTS))
-    checks = sources.check(sources.resolve(spec))
+    checks = sources.check(sources.locate(spec))
     assert [c.status for c in checks] == [CheckStatus.WRONG_CHECKSUM, CheckStatus.VERIFIED]
     assert "expected" in checks[0].detail
 
     (sources.model_folder(spec) / "model.onnx").write_bytes(WEIGHTS + b"!")
-    assert sources.check(sources.resolve(spec))[0].status is CheckStatus.WRONG_SIZE
+    assert sources.check(sources.locate(spec))[0].status is CheckStatus.WRONG_SIZE
     (sources.model_folder(spec) / "model.onnx").write_bytes(WEIGHTS)
-    assert sources.check(sources.resolve(spec))[0].detail == "sha256 verified"
-    assert "earlier" in sources.check(sources.resolve(spec))[0].detail
-    assert sources.check(sources.resolve(spec), full=True)[0].detail == "sha256 verified"
+    assert sources.check(sources.locate(spec))[0].detail == "sha256 verified"
+    assert "earlier" in sources.check(sources.locate(spec))[0].detail
+    assert sources.check(sources.locate(spec), full=True)[0].detail == "sha256 verified"
 
 
 def test_use_local_files_checks_then_remembers_them(tmp_path):

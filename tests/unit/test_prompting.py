@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from gallery_app.core.chat.grounding import check_answer
-from gallery_app.core.chat.prompting import SYSTEM_PROMPT, Conversation, PromptBuilder
+from gallery_app.core.chat.prompting import (
+    MIN_ANSWER_TOKENS, MIN_PROMPT_TOKENS, SYSTEM_PROMPT, Conversation, PromptBuilder, PromptTooLong, budget_problem,
+)
 from gallery_app.core.chat.retrieval import Match
 
 
@@ -98,3 +100,25 @@ def test_base_models_get_a_completion_prompt_with_examples():
 def test_grounding_check(answer, question, grounded):
     context = "Daniel: I put the room on my card\nMaya: It came to £340 for the two nights"
     assert check_answer(answer, context, question).grounded is grounded
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("n_ctx,answer_tokens", [(10, 96), (512, 512), (120, 16)])
+def test_a_window_too_small_for_any_prompt_is_refused_not_looped(n_ctx, answer_tokens):
+    """Before: build() halved the question down to "" and then spun forever (100% CPU, Stop could not end it)."""
+    builder = PromptBuilder(WordLLM(n_ctx), answer_tokens=answer_tokens)
+    with pytest.raises(PromptTooLong) as error:
+        builder.build("Who paid for the hotel?", [match(1), match(2)], conversation(3))
+    message = str(error.value)
+    assert f"of the {n_ctx} are left" in message and "Nothing was asked" in message and "--context" in message
+
+
+def test_the_budget_check_names_what_to_change():
+    assert budget_problem(4096, 96) is None
+    assert budget_problem(MIN_PROMPT_TOKENS + MIN_ANSWER_TOKENS, MIN_ANSWER_TOKENS) is None
+    assert budget_problem(512, 512) == (
+        "A context of 512 tokens with 512 kept for the answer leaves 0 for the question and the messages; they "
+        f"need at least {MIN_PROMPT_TOKENS}. Make the context at least {512 + MIN_PROMPT_TOKENS} tokens, or the "
+        f"answer at most {512 - MIN_PROMPT_TOKENS}.")
+    assert "at least 16 tokens" in budget_problem(4096, 0)
+    assert budget_problem(300, 16).endswith(f"Make the context at least {16 + MIN_PROMPT_TOKENS} tokens.")

@@ -2,9 +2,10 @@
 
 Every part is counted with the LLM's own tokenizer. When prompt + answer budget would not
 fit the context window, the least useful parts go first — the running summary, passages
-ranked below the top two, the oldest turns, then the remaining passages down to one — so
-"context is full" can never happen. Chat models get their GGUF chat template; base models a
-plain completion prompt.
+ranked below the top two, the oldest turns, then the remaining passages down to one, then that
+passage's later lines — so "context is full" can never happen. When even the rules and the
+question leave no room, the prompt is refused with a message saying which setting to change.
+Chat models get their GGUF chat template; base models a plain completion prompt.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 
 from gallery_app.core.chat.citations import marker
 from gallery_app.core.chat.retrieval import Match
+from gallery_app.core.errors import AppError
 
 SYSTEM_PROMPT = (
     "You answer questions about the user's own chat messages.\n"
@@ -41,6 +43,38 @@ MAX_REPLAYED_TURNS = 6
 SUMMARY_TOKENS = 120
 #: Tokens kept free besides the answer, for the template's markers the per-part counts miss.
 SAFETY_MARGIN = 16
+#: Room a prompt needs besides the answer: the rules (150 tokens with SmolLM2's template, 240 with
+#: a base model's worked examples), the question and a short passage.
+MIN_PROMPT_TOKENS = 320
+MIN_ANSWER_TOKENS = 16
+#: Where the settings live, for messages that name them.
+BUDGET_SETTINGS = "Settings → LLM context size and Answer length, or --context and --answer-tokens"
+
+
+class PromptTooLong(AppError):
+    """The settings leave no room for a prompt, or even the rules and the question do not fit."""
+
+
+def check_budget(n_ctx: int, answer_tokens: int) -> None:
+    problem = budget_problem(n_ctx, answer_tokens)
+    if problem:
+        raise PromptTooLong(problem, hint=f"Nothing was asked. Change it in {BUDGET_SETTINGS}.")
+
+
+def budget_problem(n_ctx: int, answer_tokens: int) -> str | None:
+    """Why a context window of ``n_ctx`` tokens cannot hold a prompt and an answer of ``answer_tokens``.
+
+    A check of the settings before anything is asked; ``PromptBuilder.build`` measures the real prompt.
+    """
+    if answer_tokens < MIN_ANSWER_TOKENS:
+        return f"An answer needs room for at least {MIN_ANSWER_TOKENS} tokens (the answer length is {answer_tokens})."
+    if n_ctx - answer_tokens < MIN_PROMPT_TOKENS:
+        shorter = (f", or the answer at most {n_ctx - MIN_PROMPT_TOKENS}"
+                   if n_ctx - MIN_PROMPT_TOKENS >= MIN_ANSWER_TOKENS else "")
+        return (f"A context of {n_ctx} tokens with {answer_tokens} kept for the answer leaves "
+                f"{max(0, n_ctx - answer_tokens)} for the question and the messages; they need at least "
+                f"{MIN_PROMPT_TOKENS}. Make the context at least {answer_tokens + MIN_PROMPT_TOKENS} tokens{shorter}.")
+    return None
 
 
 @dataclass(frozen=True)
@@ -162,14 +196,20 @@ class PromptBuilder:
                 turns.pop(0)
             elif len(matches) > 1:
                 matches.pop()
-            elif matches and matches[0].text:
+            elif matches and len(matches[0].text) > 1:
                 # One passage alone is too long: keep its first lines.
                 lines = matches[0].text.split("\n")
-                keep = max(0, len(lines) // 2 if len(lines) > 1 else 0)
+                keep = len(lines) // 2
                 trimmed = "\n".join(lines[:keep]) if keep else matches[0].text[: len(matches[0].text) // 2]
                 matches[0] = _with_text(matches[0], trimmed)
             else:
-                question = question[: len(question) // 2]  # only an absurdly long question gets here
+                # Only the rules and the question are left, and they alone are too long (a huge question,
+                # or a window the settings check could not foresee, such as a model's own smaller limit).
+                raise PromptTooLong(
+                    f"The question does not fit the language model's context: the rules and the question "
+                    f"alone take {len(tokens)} tokens, and {max(0, limit)} of the {self.llm.n_ctx} are left "
+                    f"once {self.answer_tokens} are kept for the answer.",
+                    hint=f"Nothing was asked. Ask a shorter question, or make more room in {BUDGET_SETTINGS}.")
         # A small model that starts writing the next chat line ("Ana: …") or a new paragraph has stopped
         # answering the one-sentence question.
         stops = list(dict.fromkeys(stops + ["\n\n"] + [f"\n{name}:" for name in participants]))

