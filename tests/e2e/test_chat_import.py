@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
 import zipfile
+from pathlib import Path
 
+import apsw
 import pytest
 
 from gallery_app.core.chat.export_file import ChatFileError
 from gallery_app.core.chat.importer import import_chat, missing_vectors, reindex
 from gallery_app.core.chat.repository import list_chats
 from gallery_app.core.errors import Cancelled
-from gallery_app.core.store import open_store
+from gallery_app.core.paths import database_path
+from gallery_app.core.photos.file_names import from_db
+from gallery_app.core.store import connect, open_store
 from tests.chat_helpers import DEMO_CHAT
 
 pytestmark = pytest.mark.e2e
@@ -100,3 +110,111 @@ def test_switching_embedder_needs_a_reindex(store, minilm, e5):
     assert missing_vectors(store, e5) == windows
     assert reindex(store, e5) == windows
     assert missing_vectors(store, e5) == 0 and missing_vectors(store, minilm) == 0
+
+
+# --- through the CLI, as a person runs it ----------------------------------------------------------
+REPO = Path(__file__).resolve().parents[2]
+MINILM = "all-minilm-l6-v2-int8"
+MINILM_VECTORS = "vec_windows_all_minilm_l6_v2_int8"
+_HEADER_YEAR = re.compile(rb"^((?:\xe2\x80\x8e)?\[\d\d/\d\d/)24, ", re.MULTILINE)
+
+
+def demo_chat_copies(folder: Path, copies: int) -> Path:
+    """The demo chat ``copies`` times over, each copy a year later (2024, 2025, …): one long chat."""
+    text = DEMO_CHAT.read_bytes()
+    chat = folder / f"Weekend away x{copies}.txt"
+    chat.write_bytes(b"\r\n".join(_HEADER_YEAR.sub(rb"\g<1>%02d, " % (24 + i), text).rstrip(b"\r\n")
+                                   for i in range(copies)))
+    return chat
+
+
+def start_import(chat: Path | bytes) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "gallery_app.cli", "chat", "import", chat, "--embedder", MINILM],
+                            cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def vectors_stored(database: Path) -> int:
+    if not database.exists():
+        return 0
+    conn = connect(database, readonly=True)
+    try:
+        return conn.execute(f"SELECT count(*) FROM {MINILM_VECTORS}").fetchone()[0]
+    except apsw.SQLError:  # no table yet: the import's first transaction makes it
+        return 0
+    finally:
+        conn.close()
+
+
+def wait_for(condition, what: str, child: subprocess.Popen, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert child.poll() is None, f"the import ended before {what}: {child.communicate()}"
+        assert time.monotonic() < deadline, f"no {what} after {timeout:.0f} s"
+        time.sleep(0.05)
+
+
+def test_a_chat_file_named_in_latin1_imports_and_its_path_is_kept(tmp_path):
+    """Before: UnicodeEncodeError traceback storing the path (and the title) of ``Jos\\xe9.txt``."""
+    chat = os.fsencode(tmp_path) + b"/Jos\xe9.txt"
+    Path(os.fsdecode(chat)).write_bytes(DEMO_CHAT.read_bytes())
+    child = start_import(chat)
+    out, err = child.communicate(timeout=300)
+    assert child.returncode == 0, err.decode(errors="replace")
+    assert "Traceback" not in err.decode(errors="replace")
+    assert "432 messages" in out.decode()
+    conn = open_store(database_path())
+    (stored,) = conn.execute("SELECT source_path FROM chats").fetchone()
+    assert os.fsencode(from_db(stored)) == chat  # the very file, byte for byte
+    assert conn.execute("SELECT source_path FROM chat_imports").fetchone() == (stored,)
+
+
+@pytest.mark.slow
+def test_a_killed_import_keeps_its_messages_and_a_rerun_embeds_only_the_rest(tmp_path, minilm):
+    """Before: one transaction after all the embedding, so a kill an hour in kept nothing."""
+    chat = demo_chat_copies(tmp_path, 3)
+    reference = open_store(tmp_path / "uninterrupted.db")
+    whole = import_chat(reference, chat, minilm)
+    database = database_path()
+    child = start_import(chat)
+    try:
+        wait_for(lambda: vectors_stored(database) >= 64, "two batches of vectors", child)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+    conn = open_store(database)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert counts(conn) == counts(reference)  # messages, passages and units went in first, whole
+    assert 64 <= vectors_stored(database) < whole.windows_added
+    left = missing_vectors(conn, minilm)
+
+    rerun = start_import(chat)
+    out, err = rerun.communicate(timeout=600)
+    assert rerun.returncode == 0, err.decode(errors="replace")
+    assert (f"Finished importing “Weekend away x3”: all {whole.messages_in_file} messages were imported before, "
+            f"and its last {left:,} passages are now searchable.") in out.decode()
+    assert counts(conn) == counts(reference) and len(list_chats(conn)) == 1
+    assert vectors_stored(database) == whole.windows_added and missing_vectors(conn, minilm) == 0
+
+
+@pytest.mark.slow
+def test_a_long_import_tells_its_estimate_first_and_ctrl_c_keeps_what_finished(tmp_path):
+    chat = demo_chat_copies(tmp_path, 70)
+    child = start_import(chat)
+    try:
+        first_line = child.stdout.readline().decode()  # the estimate comes before anything else on stdout
+        assert re.fullmatch(r"About 8,\d{3} passages to embed — about (\d+ min|\d+ h \d\d min) with all-MiniLM-L6-v2 "
+                            r"\(int8 ONNX, English only\)\. Ctrl\+C stops; importing again continues where it "
+                            r"stopped\.\n", first_line), first_line
+        wait_for(lambda: vectors_stored(database_path()) >= 64, "two batches of vectors", child)
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+    finally:
+        child.kill()
+    err = err.decode()
+    assert child.returncode == 130, err
+    assert "Traceback" not in err
+    assert err.rstrip().endswith("The import was stopped; everything it had finished is kept. "
+                                 "Run the same import again to continue.")
+    conn = open_store(database_path())
+    assert conn.execute("SELECT count(*) FROM messages").fetchone()[0] == 70 * 432
+    assert vectors_stored(database_path()) >= 64
