@@ -50,40 +50,39 @@ def run_in_thread(target, *args, **kwargs):
     return thread, outcome
 
 
+def run_while_locked(db_path, conn, target, *args):
+    """``target(*args)`` in a thread while another connection holds the write lock, released once ``conn`` waits."""
+    holder = hold_write_lock(db_path)
+    signal = WaitSignal()
+    conn.set_busy_handler(signal)
+    thread, outcome = run_in_thread(target, *args)
+    assert signal.waiting.wait(20), outcome.get("error")
+    holder.execute("COMMIT")
+    thread.join(60)
+    assert "error" not in outcome, outcome["error"]
+    return outcome["result"]
+
+
 def test_a_writer_that_reads_first_waits_for_the_lock_instead_of_failing(db_path):
     """Before: `database is locked` at once: a read turning into a write never calls the busy handler."""
     open_store(db_path).close()
-    holder = hold_write_lock(db_path)
     writer = connect(db_path)
-    signal = WaitSignal()
-    writer.set_busy_handler(signal)
 
     def read_then_write():
         with atomic(writer):
             seen = writer.execute("SELECT count(*) FROM app_state").fetchone()[0]
             writer.execute("INSERT INTO app_state(key, value) VALUES ('writer', ?)", (str(seen),))
 
-    thread, outcome = run_in_thread(read_then_write)
-    assert signal.waiting.wait(10), outcome.get("error")
-    holder.execute("COMMIT")
-    thread.join(30)
-    assert "error" not in outcome, outcome["error"]
+    run_while_locked(db_path, writer, read_then_write)
     # It waited, so its read came after the holder's commit.
     assert dict(writer.execute("SELECT key, value FROM app_state")) == {"holder": "was here", "writer": "1"}
 
 
 def test_an_import_waits_for_another_writer(db_path):
     open_store(db_path).close()
-    holder = hold_write_lock(db_path)
     conn = open_store(db_path)
-    signal = WaitSignal()
-    conn.set_busy_handler(signal)
-    thread, outcome = run_in_thread(import_chat, conn, DEMO_CHAT, HashEmbedder())
-    assert signal.waiting.wait(20), outcome.get("error")
-    holder.execute("COMMIT")
-    thread.join(60)
-    assert "error" not in outcome, outcome["error"]
-    assert outcome["result"].messages_added == 432
+    summary = run_while_locked(db_path, conn, import_chat, conn, DEMO_CHAT, HashEmbedder())
+    assert summary.messages_added == 432
     assert counts(conn)[:2] == (1, 432)
 
 
