@@ -188,6 +188,11 @@ def test_a_sender_whose_name_starts_like_a_marker_keeps_it():
     assert message.sender == "em Bob"
 
 
+def test_thai_buddhist_era_years():
+    assert one("28/2/2564 14:33 - สมชาย: สวัสดี").timestamp == datetime(2021, 2, 28, 14, 33)
+    assert one("[01/03/2564, 9:05:00 หลังเที่ยง] สมชาย: ครับ").timestamp == datetime(2021, 3, 1, 21, 5)
+
+
 # --------------------------------------------------------------------------------------------
 # Headers with and without seconds in one file
 # --------------------------------------------------------------------------------------------

@@ -277,6 +277,7 @@ _REPORTED = {"DMY": "DMY", "MDY": "MDY", "YMD": "YMD", "YDM": "YMD", "MYD": "MDY
 _MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 _MIN_YEAR, _MAX_YEAR = 1970, 2200
 _FIRST_YEAR = 2009  # WhatsApp's first release
+_BUDDHIST_ERA = 543  # years between the Thai solar calendar and the Gregorian one
 
 
 class _Header:
@@ -379,6 +380,8 @@ def _ymd(order: str, a: int, b: int, c: int | None) -> tuple[int | None, int, in
         # WhatsApp exports only exist since 2009: "03" as a year is not 2003 but no year at all
         # (0, which `_valid` refuses), so a day or month field is not mistaken for a year.
         y = 2000 + y if y >= _FIRST_YEAR % 100 else 0
+    elif y is not None and y >= _FIRST_YEAR + _BUDDHIST_ERA:
+        y -= _BUDDHIST_ERA  # Thai phones count years from the Buddha: 2564 is 2021
     return y, mo, d
 
 
