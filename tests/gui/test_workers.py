@@ -113,6 +113,7 @@ def test_writers_take_turns_and_readers_run_beside_them(qtbot):
 
     pool = WorkerPool()
     first = pool.start(Worker(write, "import", first_may_end).writing("the chat import"))
+    qtbot.waitUntil(lambda: events == ["import start"], timeout=5000)
     second = pool.start(Worker(write, "index").writing("adding photos"))
     assert second.waiting_for is first and first.waiting_for is None
     reader = pool.start(Worker(lambda context: reader_ran.set()))
