@@ -6,10 +6,10 @@ model, then an installed package whose file the model is made from (converted in
 folder when the model is first loaded), then a download. Finding files never downloads or
 converts anything; ``fetch`` and ``materialise`` do, explicitly.
 
-``resolve`` checks the copy it picks against the spec (size, and sha256 once per file version):
-a damaged copy is passed over for the next good one — the models folder's for the packaged
-model, or the role's next model that shares its vectors — and ``ResolvedModel.notice`` says
-which file is damaged, what is used instead and how to fix it.
+``resolve`` checks a copy against its spec (size, and sha256 once per file version) when there
+is another to fall back on: a damaged copy is passed over for the next one — the packaged
+model behind the models folder's copy, or the role's next model that shares its vectors — and
+``ResolvedModel.notice`` says which file is damaged, what is used instead and how to fix it.
 """
 
 from __future__ import annotations
@@ -174,15 +174,21 @@ def _repair_hint(found: ResolvedModel) -> str:
     return f"delete {found.path.parent if found.source is Source.MODELS_FOLDER else found.path}{again}"
 
 
-def _verified(spec: ModelSpec) -> tuple[ResolvedModel | None, list[tuple[ResolvedModel, FileCheck]]]:
-    """The first copy of ``spec`` that matches its spec, and the damaged copies passed over before it."""
-    damaged = []
-    for found in _copies(spec):
+def _first_usable(copies: list[ResolvedModel]) -> ResolvedModel:
+    """The first copy that matches its spec, passing damaged ones over with a notice.
+
+    The last copy is taken as it is: with nothing to fall back on, checking it would only delay the
+    runtime's own error (and files put there by hand or for tests stay usable, as they always were).
+    """
+    damaged: list[tuple[ResolvedModel, FileCheck]] = []
+    for found in copies[:-1]:
         problem = _damage(found)
         if problem is None:
-            return found, damaged
+            break
         damaged.append((found, problem))
-    return None, damaged
+    else:
+        found = copies[-1]
+    return replace(found, notice=_stand_in_notice(damaged, found)) if damaged else found
 
 
 def _stand_in_notice(damaged: list[tuple[ResolvedModel, FileCheck]], used: ResolvedModel) -> str:
@@ -212,19 +218,15 @@ def how_to_get(spec: ModelSpec) -> str:
 
 
 def resolve(spec: ModelSpec) -> ResolvedModel:
-    """The first copy of ``spec`` whose files match it (with a notice when a damaged one came first)."""
-    found, damaged = _verified(spec)
-    if found is not None:
-        return replace(found, notice=_stand_in_notice(damaged, found)) if damaged else found
-    if damaged:
-        first, problem = damaged[0]
-        raise ChecksumMismatch(f"T{_damaged_message(first, problem)[1:]}, and no other copy of {spec.name} is here.",
-                               hint=f"Nothing was changed. To fix it: {_repair_hint(first)}.")
-    raise ModelNotAvailable(
-        f"The {spec.role.value} model {spec.name} is not on this computer yet "
-        f"(it {spec.role.describe()}).",
-        hint="To get it: " + how_to_get(spec),
-    )
+    """The first good copy of ``spec`` (with a notice when a damaged one came before it)."""
+    copies = _copies(spec)
+    if not copies:
+        raise ModelNotAvailable(
+            f"The {spec.role.value} model {spec.name} is not on this computer yet "
+            f"(it {spec.role.describe()}).",
+            hint="To get it: " + how_to_get(spec),
+        )
+    return _first_usable(copies)
 
 
 def choose_spec(role: Role, preferred_key: str | None = None) -> ModelSpec:
@@ -252,21 +254,13 @@ def _same_vectors(a: ModelSpec, b: ModelSpec) -> bool:
 
 
 def resolve_role(role: Role, preferred_key: str | None = None) -> ResolvedModel:
-    """The person's chosen model, or the role's first good one present (a damaged copy is passed over)."""
+    """The person's chosen model; else the role's first good copy, passing damaged ones over with a notice
+    (a model chosen by name is never swapped for another)."""
     chosen = choose_spec(role, preferred_key)
-    try:
+    if preferred_key:
         return resolve(chosen)
-    except ChecksumMismatch:
-        if preferred_key:
-            raise
-        for spec in CANDIDATES[role]:
-            if spec is chosen or not _same_vectors(chosen, spec):
-                continue
-            found, also_damaged = _verified(spec)
-            if found is not None:
-                _, damaged = _verified(chosen)
-                return replace(found, notice=_stand_in_notice(damaged + also_damaged, found))
-        raise
+    copies = [copy for spec in CANDIDATES[role] if _same_vectors(chosen, spec) for copy in _copies(spec)]
+    return _first_usable(copies) if copies else resolve(chosen)
 
 
 def check(resolved: ResolvedModel, *, full: bool = False) -> list[FileCheck]:
@@ -310,7 +304,7 @@ def use_local_files(spec: ModelSpec, chosen: dict[str, Path]) -> ResolvedModel:
 def fetch(spec: ModelSpec, *, progress: ProgressCallback | None = None,
           cancel: Callable[[], bool] | None = None) -> ResolvedModel:
     """Download the model's files into the models folder (resumable, verified); a no-op if present."""
-    present, _ = _verified(spec)
+    present = next((found for found in _copies(spec) if _damage(found) is None), None)
     if present is not None:
         return materialise(present)
     # A damaged copy in the models folder is replaced by the verified download or assembly.
