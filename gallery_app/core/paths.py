@@ -26,7 +26,7 @@ def _from_env(name: str) -> Path | None:
     return Path(value).expanduser() if value else None
 
 
-def data_folder(path: Path) -> Path:
+def make_data_folder(path: Path) -> Path:
     """Create ``path`` (a folder of app data) if needed; ``StoreUnwritable`` when that is not allowed."""
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -39,7 +39,7 @@ def data_folder(path: Path) -> Path:
 def data_dir(create: bool = True) -> Path:
     """The database, thumbnails and settings live here."""
     path = _from_env(DATA_DIR_ENV) or Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
-    return data_folder(path) if create else path
+    return make_data_folder(path) if create else path
 
 
 def models_dir(create: bool = True) -> Path:
@@ -55,9 +55,9 @@ def database_path() -> Path:
 
 
 def thumbnails_dir() -> Path:
-    return data_folder(data_dir() / "thumbnails")
+    return make_data_folder(data_dir() / "thumbnails")
 
 
 def library_dir(kind: str) -> Path:
     """Where the app keeps copies of photos it was handed: ``uploads`` and ``captures``."""
-    return data_folder(data_dir() / "photos" / kind)
+    return make_data_folder(data_dir() / "photos" / kind)

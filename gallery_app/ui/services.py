@@ -71,8 +71,8 @@ class Services(QObject):
 
         A damaged page or a read-only file met while working raises the same ``StoreError`` as at opening.
         """
-        path = paths.database_path()
         try:
+            path = paths.database_path()
             conn = open_store(path)
         except StoreError as exc:
             self.store_failed.emit(exc)

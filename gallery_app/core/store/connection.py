@@ -16,7 +16,7 @@ from pathlib import Path
 import apsw
 
 from gallery_app.core.errors import StoreDamaged, StoreError, StoreUnwritable
-from gallery_app.core.paths import NEW_DATA_FOLDER, data_folder
+from gallery_app.core.paths import NEW_DATA_FOLDER, make_data_folder
 
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
@@ -138,7 +138,7 @@ def connect(path: Path | str, *, readonly: bool = False,
     path = str(path)
     in_memory = path == ":memory:" or path.startswith("file::memory:")
     if not in_memory:
-        data_folder(Path(path).parent)
+        make_data_folder(Path(path).parent)
     flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
     try:
         conn = apsw.Connection(path, flags=flags | apsw.SQLITE_OPEN_URI)
