@@ -53,15 +53,16 @@ def garble_table(db: Path, table: str) -> int:
 
 
 def with_unfinished_log(db: Path, folder: Path) -> Path:
-    """``db`` copied into ``folder`` with a write-ahead log holding a committed change, as a crash leaves it."""
+    """A copy of ``db`` in ``folder`` whose write-ahead log holds a committed change, as a crash leaves it."""
     folder.mkdir(parents=True, exist_ok=True)
-    conn = open_store(db)
-    conn.execute("INSERT INTO app_state VALUES ('written before the crash', 'yes')")
-    for name in (db.name, f"{db.name}-wal"):
-        shutil.copyfile(db.parent / name, folder / name)
+    copy = folder / DATABASE_FILENAME
+    shutil.copyfile(db, copy)
+    conn = open_store(copy)
+    conn.execute("INSERT OR REPLACE INTO app_state VALUES ('written before the crash', 'yes')")
+    conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)  # the log stays, as after a kill -9
     conn.close()
-    assert (folder / f"{db.name}-wal").stat().st_size > 0
-    return folder / db.name
+    assert (folder / f"{DATABASE_FILENAME}-wal").stat().st_size > 0
+    return copy
 
 
 def fingerprint(folder: Path) -> dict[str, str]:
