@@ -20,9 +20,9 @@ from gallery_app.core.chat.export_file import (
 )
 from gallery_app.core.chat.whatsapp import parse_chat_text
 from gallery_app.core.errors import AppError
+from tests.conftest import SHARED_FIXTURES
 
-EXAMPLE_ZIP = (Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "whatsapp"
-               / "pustur_whatsapp-chat-parser-website" / "whatsapp-chat-parser-example.zip")
+EXAMPLE_ZIP = SHARED_FIXTURES / "whatsapp" / "pustur_whatsapp-chat-parser-website" / "whatsapp-chat-parser-example.zip"
 CHAT = "[20.06.19, 15:58:53] John: Hey 👋\r\n[20.06.19, 15:58:57] Loris: Welcome, Zoë!\r\n"
 
 
@@ -52,9 +52,8 @@ def patch_headers(path: Path, *, flags_or: int = 0, file_size: int | None = None
 # --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.shared_fixtures
 def test_example_zip_finds_the_chat_and_lists_the_media():
-    if not EXAMPLE_ZIP.is_file():
-        pytest.fail(f"shared fixture missing: {EXAMPLE_ZIP} (CI checks out shared/ beside the project)")
     export = read_export(EXAMPLE_ZIP)
     assert isinstance(export, ChatExport)
     assert export.source == EXAMPLE_ZIP
@@ -71,9 +70,8 @@ def test_example_zip_finds_the_chat_and_lists_the_media():
     assert set(chat.attachments) <= set(export.attachments)
 
 
+@pytest.mark.shared_fixtures
 def test_extracting_one_attachment_from_the_example(tmp_path: Path):
-    if not EXAMPLE_ZIP.is_file():
-        pytest.fail(f"shared fixture missing: {EXAMPLE_ZIP}")
     out = safe_extract_member(EXAMPLE_ZIP, "00000001-PHOTO-2019-06-20-16-00-15.jpg", tmp_path / "media")
     assert out == (tmp_path / "media" / "00000001-PHOTO-2019-06-20-16-00-15.jpg").resolve()
     assert out.read_bytes()[:3] == b"\xff\xd8\xff"

@@ -18,8 +18,11 @@ import pytest
 from gallery_app.core.chat.export_file import read_export
 from gallery_app.core.chat.messages import Message, MessageKind, ParsedChat
 from gallery_app.core.chat.whatsapp import parse_chat_text
+from tests.conftest import SHARED_FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+pytestmark = pytest.mark.shared_fixtures  # every test reads the other projects' exports
+
+FIXTURES = SHARED_FIXTURES
 WHATSAPP = FIXTURES / "whatsapp"
 MISSING = (f"The shared test fixtures are missing: expected {WHATSAPP} "
            "(CI checks out shared/ beside the project; locally, put it at ../shared).")
