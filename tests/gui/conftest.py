@@ -17,6 +17,21 @@ def private_settings(tmp_path, qapp):
     QSettings().clear()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def multimedia_plugin_loaded(qapp):
+    """QtMultimedia's FFmpeg plugin loaded once, before any test starts a worker.
+
+    Loading it logs a Qt message, which pytest-qt's message handler handles in Python: it waits for
+    the GIL while the dynamic loader's lock is held. A worker closing a database at that moment holds
+    the GIL and waits for the same loader lock (SQLite unloads the vector extension): both hang for
+    good (seen once in six runs of test_camera's first QMediaDevices call). The app itself installs
+    no Python message handler, so this is the tests' own trap.
+    """
+    from PySide6.QtMultimedia import QMediaDevices
+
+    QMediaDevices.videoInputs()
+
+
 @pytest.fixture(autouse=True)
 def no_threads_left_behind(qapp):
     yield
