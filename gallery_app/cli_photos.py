@@ -46,7 +46,7 @@ def _print_results(results) -> None:
 
 def cmd_add(args: argparse.Namespace) -> int:
     from gallery_app.cli import _ProgressBar
-    from gallery_app.core.photos.file_names import printable
+    from gallery_app.core.file_names import printable
     from gallery_app.core.photos.indexer import PhotoIndexer
 
     conn = _open_store()

@@ -19,7 +19,7 @@ from gallery_app.core.chat.importer import import_chat, missing_vectors, reindex
 from gallery_app.core.chat.repository import list_chats
 from gallery_app.core.errors import Cancelled
 from gallery_app.core.paths import database_path
-from gallery_app.core.photos.file_names import from_db
+from gallery_app.core.file_names import from_db
 from gallery_app.core.store import connect, open_store
 from tests.chat_helpers import DEMO_CHAT
 

@@ -14,7 +14,7 @@ from PIL import Image
 from gallery_app.core.photos import library
 from gallery_app.core.photos.clip_preprocess import MAX_ASPECT, center_crop_box, resize_and_crop, resized_size
 from gallery_app.core.photos.decode import PhotoSkipped
-from gallery_app.core.photos.file_names import from_db, printable, to_db
+from gallery_app.core.file_names import from_db, printable, to_db
 from gallery_app.core.photos.indexer import PhotoIndexer
 from gallery_app.core.photos.library import PhotoSource
 from gallery_app.core.photos.preparing import model_input, read_photo_file

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from gallery_app.core.errors import AppError
-from gallery_app.core.photos.file_names import printable
+from gallery_app.core.file_names import printable
 
 __all__ = ["CHAT_FILE_SUFFIXES", "ChatExport", "ChatFileError", "read_export", "decode_chat_bytes",
            "is_chat_export", "safe_extract_member"]

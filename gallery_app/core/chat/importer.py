@@ -33,7 +33,7 @@ from gallery_app.core.chat.whatsapp import parse_chat_text
 from gallery_app.core.errors import Cancelled
 from gallery_app.core.eta import describe_duration
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
-from gallery_app.core.photos.file_names import to_db
+from gallery_app.core.file_names import to_db
 from gallery_app.core.store import atomic, ensure_vector_table, insert_vectors
 from gallery_app.core.store.vectors import VectorTable, delete_vectors
 

@@ -19,7 +19,7 @@ import numpy as np
 from gallery_app.core.errors import AppError, VectorModelMismatch
 from gallery_app.core.models.runtimes.vector_model import VectorModel
 from gallery_app.core.photos import library
-from gallery_app.core.photos.file_names import from_db
+from gallery_app.core.file_names import from_db
 from gallery_app.core.photos.library import PhotoSource
 from gallery_app.core.photos.photo_vectors import existing_photo_vector_table, photo_vector_table
 from gallery_app.core.store import atomic, insert_vectors

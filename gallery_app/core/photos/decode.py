@@ -17,7 +17,7 @@ import numpy as np
 from PIL import ExifTags, Image, ImageOps, UnidentifiedImageError
 
 from gallery_app.core.errors import AppError
-from gallery_app.core.photos.file_names import printable
+from gallery_app.core.file_names import printable
 
 try:  # HEIC/HEIF/AVIF from phones
     import pillow_heif

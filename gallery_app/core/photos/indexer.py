@@ -27,7 +27,7 @@ from gallery_app.core.errors import AppError
 from gallery_app.core.models.runtimes.clip import ClipVisionEncoder
 from gallery_app.core.photos import library
 from gallery_app.core.photos.decode import PhotoSkipped
-from gallery_app.core.photos.file_names import printable
+from gallery_app.core.file_names import printable
 from gallery_app.core.photos.library import PhotoRecord, PhotoSource
 from gallery_app.core.photos.photo_vectors import (
     delete_photo_vectors, photos_without_vectors, store_photo_vectors, stored_vectors, vector_rowids,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import apsw
 
-from gallery_app.core.photos.file_names import from_db, printable, to_db
+from gallery_app.core.file_names import from_db, printable, to_db
 
 
 class PhotoSource(str, Enum):

@@ -19,7 +19,7 @@ from gallery_app.core.errors import AppError, ModelNotAvailable
 from gallery_app.core.models.runtimes.clip import ClipTextEncoder, ClipVisionEncoder
 from gallery_app.core.photos.additions import add_capture, add_upload
 from gallery_app.core.photos.decode import decode_image
-from gallery_app.core.photos.file_names import printable
+from gallery_app.core.file_names import printable
 from gallery_app.core.photos.library import PhotoRecord, photo_by_id, photo_by_path, photos_by_ids
 from gallery_app.core.photos.photo_vectors import existing_photo_vector_table, stored_vectors
 from gallery_app.core.photos.pixels import PixelBuffer, to_rgb_array

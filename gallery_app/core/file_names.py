@@ -1,4 +1,4 @@
-"""A photo's file name three ways: as the disk has it, as the database keeps it, as a person reads it.
+"""A file name three ways: as the disk has it, as the database keeps it, as a person reads it (photos and chats).
 
 On Linux a file name is bytes. Python hands bytes that are not UTF-8 (``caf\\xe9.jpg`` from an old
 Latin-1 camera card or a Windows zip) over as a ``str`` with lone surrogates, which opens the file
