@@ -71,6 +71,7 @@ def test_a_red_pixel_stays_red(qapp, fmt):
     assert rgb[0, 2].tolist() == [0, 0, 255]
 
 
+@pytest.mark.shared_fixtures
 def test_grey_compared_with_grey(qapp):
     # Qt and Pillow use different RGB→grey weights, so start from a grey image on both sides.
     with Image.open(HOPPER) as hopper:
