@@ -147,3 +147,20 @@ def test_markup_in_a_photo_file_name_shows_as_text_in_the_grid_and_viewer(window
     for label in viewer.fields.values():
         assert markup_in(rendered(label.text(), label.textFormat())) == []
     viewer.close()
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_with_its_byte_written_out():
+    """Before: the grid tooltip, the viewer's Path and the duplicates list gave Qt the lone surrogate, and
+    Qt dropped it: `caf\\xe9.jpg` on disk read as `caf.jpg`."""
+    import os
+
+    from gallery_app.core.photos.library import PhotoRecord
+    from gallery_app.ui.photos.grid_model import describe_photo
+    from gallery_app.ui.photos.viewer import photo_metadata
+
+    path = os.fsdecode(b"/pics/caf\xe9.jpg")
+    photo = PhotoRecord(id=1, path=path, folder_id=None, source="folder", content_hash="0" * 64, file_size=10,
+                        mtime_ns=0, width=2, height=2, format="JPEG", captured_at=None, latitude=None,
+                        longitude=None, camera=None)
+    assert "/pics/caf\\xe9.jpg" in describe_photo(photo)
+    assert ("Path", "/pics/caf\\xe9.jpg") in photo_metadata(photo)

@@ -27,3 +27,18 @@ def test_releasing_models_while_a_job_generates_does_not_crash_it(qtbot):
         assert not services.loaded(Role.CHAT_LLM)
     assert len(seen) > 2  # the job carried on with the model it had
     services.shutdown()
+
+
+def test_a_damaged_model_copy_passed_over_is_said_in_the_window(qtbot):
+    """Before: the notice about a damaged copy reached only the CLI's stderr; the window said nothing."""
+    from gallery_app.core.models import catalog, sources
+
+    folder = sources.model_folder(catalog.SMOLLM2_135M)
+    folder.mkdir(parents=True)
+    (folder / "model.gguf").write_bytes(b"GGUF\x03\x00 not a model, the download broke off")
+    services = Services()
+    worker = Worker(lambda context: services.chat_llm() and None)
+    with qtbot.waitSignal(services.message, timeout=60_000) as said:
+        services.run(worker)
+    assert f"{folder}/model.gguf is damaged" in said.args[0] and "installed package" in said.args[0]
+    services.shutdown()

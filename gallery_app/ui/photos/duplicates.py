@@ -75,7 +75,7 @@ class DuplicatesDialog(QDialog):
             top = QStandardItem(f"Group {number}: {len(group.photos)} photos, "
                                 f"similarity ≥ {group.lowest_similarity:.3f}")
             for photo in group.photos:
-                name, path = QStandardItem(photo.name), QStandardItem(photo.path)
+                name, path = QStandardItem(photo.name), QStandardItem(photo.shown_path)
                 name.setData(photo, PHOTO_ROLE)
                 top.appendRow([name, path])
             self.groups.appendRow([top, QStandardItem("")])

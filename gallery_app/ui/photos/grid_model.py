@@ -32,7 +32,7 @@ def describe_photo(photo: PhotoRecord, similarity: float | None = None) -> str:
         lines.append(photo.camera)
     if photo.latitude is not None and photo.longitude is not None:
         lines.append(f"{photo.latitude:.5f}, {photo.longitude:.5f}")
-    lines.append(photo.path)
+    lines.append(photo.shown_path)
     return "\n".join(lines)
 
 

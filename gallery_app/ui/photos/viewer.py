@@ -37,7 +37,7 @@ def photo_metadata(photo: PhotoRecord) -> list[tuple[str, str]]:
         place = "not recorded"
     size = f"{photo.width} × {photo.height} pixels, {photo.file_size / 1e6:.1f} MB"
     return [("Date", when), ("Place", place), ("Camera", photo.camera or "not recorded"), ("Size", size),
-            ("Source", photo.source), ("Path", photo.path)]
+            ("Source", photo.source), ("Path", photo.shown_path)]
 
 
 class _ScaledImage(QLabel):
