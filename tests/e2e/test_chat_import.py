@@ -129,8 +129,10 @@ def demo_chat_copies(folder: Path, copies: int) -> Path:
 
 
 def start_import(chat: Path | bytes) -> subprocess.Popen:
+    # PYTHONFAULTHANDLER: a child that has to be aborted (SIGABRT) prints every thread's stack first.
     return subprocess.Popen([sys.executable, "-m", "gallery_app.cli", "chat", "import", chat, "--embedder", MINILM],
-                            cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONFAULTHANDLER": "1"})
 
 
 def vectors_stored(database: Path) -> int:
@@ -207,7 +209,12 @@ def test_a_long_import_tells_its_estimate_first_and_ctrl_c_keeps_what_finished(t
                             r"stopped\.\n", first_line), first_line
         wait_for(lambda: vectors_stored(database_path()) >= 64, "two batches of vectors", child)
         child.send_signal(signal.SIGINT)
-        out, err = child.communicate(timeout=60)
+        try:
+            out, err = child.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            child.send_signal(signal.SIGABRT)
+            out, err = child.communicate(timeout=30)
+            pytest.fail(f"still running 60 s after Ctrl+C; its threads:\n{err.decode(errors='replace')[-6000:]}")
     finally:
         child.kill()
     err = err.decode()
