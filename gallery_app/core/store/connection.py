@@ -10,13 +10,16 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import apsw
 
 from gallery_app.core.errors import StoreDamaged, StoreError, StoreUnwritable
 from gallery_app.core.paths import NEW_DATA_FOLDER, make_data_folder
+
+T = TypeVar("T")
 
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
@@ -42,17 +45,23 @@ def _load_sqlite_vec(conn: apsw.Connection) -> None:
         conn.enable_load_extension(False)
 
 
-def _switch_to_wal(conn: apsw.Connection, timeout_ms: int) -> str:
-    # Switching a new file to WAL needs it to itself for a moment, and SQLite answers "locked" at once
-    # instead of calling the busy handler when another connection is opening it too: retry briefly.
-    deadline = time.monotonic() + timeout_ms / 1000
+def _retry_while_busy(action: Callable[[], T], wait_s: float, pause_s: float) -> T:
+    """``action()``, tried again while SQLite answers "locked" without waiting; its BusyError after ``wait_s``."""
+    deadline = time.monotonic() + wait_s
     while True:
         try:
-            return conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            return action()
         except apsw.BusyError:
             if time.monotonic() >= deadline:
                 raise
-            time.sleep(0.005)
+            time.sleep(pause_s)
+
+
+def _switch_to_wal(conn: apsw.Connection, timeout_ms: int) -> str:
+    # Switching a new file to WAL needs it to itself for a moment, and SQLite answers "locked" at once
+    # instead of calling the busy handler when another connection is opening it too: retry briefly.
+    return _retry_while_busy(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone()[0],
+                             timeout_ms / 1000, 0.005)
 
 
 def _no_checkpoint_on_close(path: str) -> None:
@@ -177,15 +186,10 @@ WRITER_WAIT_S = 120.0
 
 
 def _begin_immediate(conn: apsw.Connection, wait_s: float) -> None:
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            conn.execute("BEGIN IMMEDIATE")  # waits up to the connection's busy timeout
-            return
-        except apsw.BusyError as exc:
-            if time.monotonic() >= deadline:
-                raise StoreError(WRITER_BUSY, hint="Nothing was changed.") from exc
-            time.sleep(0.01)
+    try:  # each try waits up to the connection's busy timeout
+        _retry_while_busy(lambda: conn.execute("BEGIN IMMEDIATE"), wait_s, 0.01)
+    except apsw.BusyError as exc:
+        raise StoreError(WRITER_BUSY, hint="Nothing was changed.") from exc
 
 
 @contextlib.contextmanager
