@@ -20,7 +20,7 @@ from gallery_app.core import paths
 from gallery_app.core.errors import StoreError
 from gallery_app.core.models import loading
 from gallery_app.core.models.specs import Role
-from gallery_app.core.store import open_store
+from gallery_app.core.store import close_connection, open_store
 from gallery_app.core.store.connection import store_failure
 from gallery_app.ui.settings import Settings
 from gallery_app.ui.workers import Worker, WorkerPool
@@ -86,7 +86,7 @@ class Services(QObject):
             self.store_failed.emit(failure)
             raise failure from exc
         finally:
-            conn.close()
+            close_connection(conn)
 
     def check_store(self) -> StoreError | None:
         """Open the database once, before the window uses it: what stops that, or None."""

@@ -11,6 +11,8 @@ such jobs one at a time, in the order they were started, and a queued one says w
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
 import traceback
 from collections import deque
@@ -24,6 +26,30 @@ from PySide6.QtCore import QCoreApplication, QDeadlineTimer, QObject, QRunnable,
 from gallery_app.core.errors import AppError, Cancelled
 
 log = logging.getLogger(__name__)
+
+#: How much lower than the GUI thread a pool thread runs (Linux nice steps). An import keeps every core
+#: busy (the worker, the embedder's threads); the GUI thread, and the helper threads Qt paints with,
+#: should not queue behind it for a core. (With the kernel's autogroups, on by default on desktops, this
+#: shares the CPU among the app's own threads; other programs see the app's share unchanged.)
+WORKER_NICENESS = 10
+#: How long a Python thread keeps the GIL while another thread waits for it (CPython's default is 5 ms).
+GIL_SWITCH_INTERVAL_S = 0.001
+_lowered = threading.local()
+
+
+def _run_below_the_gui_thread() -> None:
+    """Lowers this pool thread's priority once; threads it starts (ONNX Runtime's, a tokenizer's) inherit it."""
+    if getattr(_lowered, "done", False):
+        return
+    _lowered.done = True
+    try:
+        if sys.platform.startswith("linux"):  # a thread id names one thread here, not the process
+            thread = threading.get_native_id()
+            os.setpriority(os.PRIO_PROCESS, thread, max(os.getpriority(os.PRIO_PROCESS, thread), WORKER_NICENESS))
+        else:
+            QThread.currentThread().setPriority(QThread.Priority.LowPriority)
+    except OSError as exc:  # a sandbox may forbid it; the work still runs, only at normal priority
+        log.debug("could not lower a worker thread's priority: %s", exc)
 
 
 class WorkerSignals(QObject):
@@ -89,6 +115,7 @@ class Worker(QRunnable):
         return self._cancel_event.is_set()
 
     def run(self) -> None:
+        _run_below_the_gui_thread()
         try:
             self._run()
         finally:
@@ -148,6 +175,9 @@ class WorkerPool(QObject):
     def __init__(self, pool: QThreadPool | None = None):
         super().__init__()
         self.pool = pool or QThreadPool.globalInstance()
+        # A job's Python holds the GIL for 5 ms at a time by default, and the GUI thread needs it for every
+        # signal, paint and timer: one frame could wait for it ten times over (gaps of 50-120 ms in an import).
+        sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_INTERVAL_S))
         self._running: set[Worker] = set()
         self._lock = threading.Lock()  # guards the writers' lane, changed from worker threads too
         self._writer: Worker | None = None

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import apsw
 
-from gallery_app.core.store.connection import atomic, connect, sqlite_versions
+from gallery_app.core.store.connection import atomic, close_connection, connect, sqlite_versions
 from gallery_app.core.store.migrations import migrate
 from gallery_app.core.store.vectors import (
     MAX_K,
@@ -34,7 +34,7 @@ def open_store(path: Path | str | None = None) -> apsw.Connection:
 
 
 __all__ = [
-    "MAX_K", "Neighbor", "VectorTable", "atomic", "connect", "count_vectors", "delete_vectors",
+    "MAX_K", "Neighbor", "VectorTable", "atomic", "close_connection", "connect", "count_vectors", "delete_vectors",
     "ensure_vector_table", "get_vector_table", "insert_vectors", "knn", "list_vector_tables",
     "migrate", "open_store", "sqlite_versions",
 ]
