@@ -153,6 +153,33 @@ def cmd_models_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_models_recommend(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from gallery_app.core.models.memory import GB, describe_bytes, this_machine
+    from gallery_app.core.models.recommend import CONTEXT_TOKENS, recommend, spare_memory
+
+    machine = this_machine()
+    if args.ram_gb is not None:  # another computer: its memory, as free as this one's is now
+        free_share = machine.available_ram / machine.total_ram
+        machine = replace(machine, total_ram=int(args.ram_gb * GB), available_ram=int(args.ram_gb * GB * free_share))
+    if args.cores is not None:
+        machine = replace(machine, cores=args.cores)
+    print(f"This computer: {describe_bytes(machine.total_ram)} of memory ({describe_bytes(machine.available_ram)} "
+          f"free now), {machine.cores} cores. The models may use {describe_bytes(spare_memory(machine))} "
+          f"(the rest stays with the system and other programs); chat answers use a {CONTEXT_TOKENS:,}-token context.")
+    for advice in recommend(machine):
+        print(f"\n{advice.role.value}: {advice.role.describe()}")
+        print(f"  used now:     {advice.current.name}")
+        if not advice.differs:
+            print(f"  recommended:  the same ({advice.reason})")
+            continue
+        print(f"  recommended:  {advice.recommended.name}")
+        print(f"  why:          {advice.reason}")
+        print(f"  to get it:    {advice.command}")
+    return 0
+
+
 def cmd_models_fetch(args: argparse.Namespace) -> int:
     from gallery_app.core.models import sources
 
@@ -226,6 +253,13 @@ def build_parser() -> argparse.ArgumentParser:
     listing = model_commands.add_parser("list", help="list known models per role",
                                         description="List every known model, its size, licence and state.")
     listing.set_defaults(handler=cmd_models_list)
+    advice = model_commands.add_parser(
+        "recommend", help="which model of each role fits this computer",
+        description="Per role: the model used now, the one that fits this computer's memory and cores best, "
+                    "why, and the command to get it.")
+    advice.add_argument("--ram-gb", type=float, help="advise for a computer with this much memory instead")
+    advice.add_argument("--cores", type=int, help="advise for a computer with this many cores instead")
+    advice.set_defaults(handler=cmd_models_recommend)
     fetch = model_commands.add_parser("fetch", help="download a model (resumable, verified)",
                                       description="Download a model into the models folder.")
     fetch.add_argument("model", help="a role (text-embedder, clip-text, clip-vision, chat-llm) or a model key")

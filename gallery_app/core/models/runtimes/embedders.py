@@ -102,7 +102,7 @@ class OnnxTextEmbedder(TextEmbedder):
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_length=self.spec.max_tokens)
         self._workers = max(1, threads or _usable_cpus())
-        self._encoder = OnnxEncoder(resolved.paths["model.onnx"], threads=1)
+        self._encoder = OnnxEncoder(resolved.paths["model.onnx"], threads=1, name=self.spec.name)
         self._pool = Lazy(lambda: ThreadPoolExecutor(self._workers, thread_name_prefix="onnx-embedder"),
                           close=lambda pool: pool.shutdown(wait=True))
 

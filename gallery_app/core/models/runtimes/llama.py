@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import TypedDict
 
 from gallery_app.core.errors import Cancelled, ModelError
+from gallery_app.core.models.memory import fit_context
 from gallery_app.core.models.runtimes.lazy import Lazy
 from gallery_app.core.models.sources import ResolvedModel
-from gallery_app.core.models.specs import Role
+from gallery_app.core.models.specs import LlmShape, Role
 
 
 class ChatMessage(TypedDict):
@@ -99,15 +100,58 @@ def open_llama(path: Path, *, n_ctx: int, threads: int | None = None, **kwargs):
         ) from exc
 
 
+def gguf_shape(path: Path) -> LlmShape | None:
+    """Layers, KV heads, head size and vocabulary of a GGUF file, read from its header and vocabulary only."""
+    try:
+        from llama_cpp import Llama
+
+        llama = Llama(model_path=str(path), vocab_only=True, verbose=False)
+    except Exception:  # not readable as a GGUF: loading it reports that properly
+        return None
+    try:
+        meta = llama.metadata
+        arch = meta.get("general.architecture", "")
+        heads = int(meta[f"{arch}.attention.head_count"])
+        head_dim = int(meta.get(f"{arch}.attention.key_length") or int(meta[f"{arch}.embedding_length"]) // heads)
+        return LlmShape(layers=int(meta[f"{arch}.block_count"]),
+                        kv_heads=int(meta.get(f"{arch}.attention.head_count_kv") or heads),
+                        head_dim=head_dim, vocab=int(llama.n_vocab()))
+    except (KeyError, ValueError, ZeroDivisionError):
+        return None
+    finally:
+        llama.close()
+
+
+def fitting_context(resolved: ResolvedModel, n_ctx: int) -> int:
+    """``n_ctx``, or the smaller context that fits in free memory; ``ModelTooBig`` when none does."""
+    spec = resolved.spec
+    wanted = min(n_ctx, spec.max_tokens)
+    path = resolved.path
+    size = path.stat().st_size if path.is_file() else spec.size
+    shape = spec.shape or (gguf_shape(path) if path.is_file() else None)
+    if size is None or shape is None:
+        return wanted  # nothing to estimate from; llama.cpp's own error, if any, is reported as usual
+    return fit_context(spec, size, shape, wanted)
+
+
 class ChatLLM:
-    """A chat model that streams its answer as text pieces, stoppable between tokens."""
+    """A chat model that streams its answer as text pieces, stoppable between tokens.
+
+    Its context is lowered when the free memory cannot hold the asked one (``n_ctx`` then says what
+    it got, ``context_notice`` why); a model that does not fit at all raises ``ModelTooBig`` here,
+    before llama.cpp reads the weights.
+    """
 
     def __init__(self, resolved: ResolvedModel, *, n_ctx: int = 4096, threads: int | None = None, seed: int = 0):
         if resolved.spec.role is not Role.CHAT_LLM:
             raise ModelError(f"{resolved.spec.name} is not a chat model.")
         self.resolved = resolved
         self.spec = resolved.spec
-        self.n_ctx = min(n_ctx, self.spec.max_tokens)
+        self.n_ctx = fitting_context(resolved, n_ctx)
+        asked = min(n_ctx, self.spec.max_tokens)
+        self.context_notice = (None if self.n_ctx == asked else
+                               f"Memory is short, so {self.spec.name} reads {self.n_ctx:,} tokens of context "
+                               f"instead of {asked:,}: answers draw on fewer messages.")
         self._seed = seed
         self._llama = Lazy(lambda: open_llama(resolved.path, n_ctx=self.n_ctx, threads=threads, seed=seed),
                            close=lambda llama: llama.close())

@@ -7,14 +7,16 @@ from pathlib import Path
 import numpy as np
 
 from gallery_app.core.errors import ModelError
+from gallery_app.core.models.memory import onnx_bytes, refuse_if_too_big
 from gallery_app.core.models.runtimes.lazy import Lazy
 
 
 class OnnxEncoder:
     """One ``.onnx`` graph. The session is built on first use (seconds for big models) and can be dropped."""
 
-    def __init__(self, path: Path, *, threads: int | None = None):
+    def __init__(self, path: Path, *, threads: int | None = None, name: str | None = None):
         self.path = Path(path)
+        self.name = name or self.path.name
         self.threads = threads
         self._session = Lazy(self._create_session)
 
@@ -25,6 +27,7 @@ class OnnxEncoder:
     def _create_session(self):
         import onnxruntime as ort
 
+        refuse_if_too_big(self.name, onnx_bytes(self.path.stat().st_size))
         options = ort.SessionOptions()
         if self.threads:
             options.intra_op_num_threads = int(self.threads)

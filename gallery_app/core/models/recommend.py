@@ -1,0 +1,111 @@
+"""Which model of each role fits this computer best, and why.
+
+The memory a person can give the app is what is left after the system and their other programs:
+a third of the RAM, at least 2 GB, stays theirs. The embedder and CLIP come first (imports and photo
+search need them; they are small), and the chat model gets the rest. Speed is the other limit: on CPU
+a model reads all its weights for every word it writes, so few cores cap the size that still answers
+in seconds rather than minutes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gallery_app.core.models import sources
+from gallery_app.core.models.catalog import CANDIDATES
+from gallery_app.core.models.memory import GB, Machine, describe_bytes, ram_needed
+from gallery_app.core.models.specs import ModelSpec, Role
+
+#: The context the app asks with (what the chat model's memory is estimated at).
+CONTEXT_TOKENS = 4096
+#: The largest chat model (billions of parameters) worth its wait on this many physical cores.
+PARAMETERS_FOR_CORES = ((2, 1.6), (4, 4.0))
+#: A stronger text embedder is worth its slower imports from this many cores and this much RAM.
+STRONG_EMBEDDER_CORES = 4
+STRONG_EMBEDDER_RAM = 8 * GB
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    role: Role
+    current: ModelSpec
+    recommended: ModelSpec
+    reason: str
+
+    @property
+    def differs(self) -> bool:
+        return self.recommended.key != self.current.key
+
+    @property
+    def command(self) -> str:
+        return f"gallery-app-cli models fetch {self.recommended.key}"
+
+
+def spare_memory(machine: Machine) -> int:
+    """What the app may use: the RAM minus a third (at least 2 GB) for the system and other programs."""
+    return max(0, machine.total_ram - max(2 * GB, machine.total_ram // 3))
+
+
+def parameter_cap(cores: int) -> float | None:
+    for most_cores, cap in PARAMETERS_FOR_CORES:
+        if cores <= most_cores:
+            return cap
+    return None
+
+
+def _need(spec: ModelSpec) -> int:
+    return ram_needed(spec, CONTEXT_TOKENS) or 0
+
+
+def _offered(spec: ModelSpec) -> bool:
+    """A model the app can get on its own (download or an installed package), meant for everyone."""
+    return spec.languages == "multilingual" and spec.prompt_style == "chat" and (
+        spec.downloadable or sources.locate(spec) is not None)
+
+
+def _ranked(role: Role) -> list[ModelSpec]:
+    """The role's offered models, strongest first (most parameters; the catalog's order breaks ties)."""
+    specs = [spec for spec in CANDIDATES[role] if _offered(spec)]
+    return sorted(specs, key=lambda spec: -(spec.parameters or 0))
+
+
+def _pick_embedder(machine: Machine, used: ModelSpec) -> tuple[ModelSpec, str]:
+    ranked = _ranked(Role.TEXT_EMBEDDER)
+    if ranked and machine.cores >= STRONG_EMBEDDER_CORES and machine.total_ram >= STRONG_EMBEDDER_RAM:
+        return ranked[0], "finds more of the right messages, also across languages"
+    small = used if _offered(used) else min(ranked, key=lambda spec: spec.parameters or 0, default=used)
+    return small, f"imports a long chat quickly on {machine.cores} cores"
+
+
+def _pick_llm(machine: Machine, others: int) -> tuple[ModelSpec, str]:
+    budget = spare_memory(machine) - others
+    cap = parameter_cap(machine.cores)
+    ranked = _ranked(Role.CHAT_LLM)
+    for spec in ranked:
+        if cap is not None and (spec.parameters or 0) > cap:
+            continue
+        if _need(spec) <= budget:
+            limits = [f"fits the {describe_bytes(budget)} this computer can spare for it"]
+            if cap is not None:
+                limits.append(f"answers in seconds on {machine.cores} cores")
+            return spec, " and ".join(limits)
+    smallest = min(ranked, key=_need, default=CANDIDATES[Role.CHAT_LLM][0])
+    return smallest, f"the smallest; even it leaves little room in {machine.total_gb:.0f} GB"
+
+
+def recommend(machine: Machine, current: dict[Role, ModelSpec] | None = None) -> list[Recommendation]:
+    """Per role: the model used now, the one that fits ``machine`` best, and why."""
+    used = {role: (current or {}).get(role) or sources.choose_spec(role) for role in CANDIDATES}
+    picks: dict[Role, tuple[ModelSpec, str]] = {Role.TEXT_EMBEDDER: _pick_embedder(machine, used[Role.TEXT_EMBEDDER])}
+    for role in (Role.CLIP_TEXT, Role.CLIP_VISION):
+        picks[role] = (CANDIDATES[role][0], "the photo search model")
+    others = sum(_need(spec) for spec, _ in picks.values())
+    picks[Role.CHAT_LLM] = _pick_llm(machine, others)
+    recommendations = []
+    for role in (Role.CHAT_LLM, Role.TEXT_EMBEDDER, Role.CLIP_TEXT, Role.CLIP_VISION):
+        spec, why = picks[role]
+        need = _need(spec)
+        size = f"{describe_bytes(spec.size)} download, about {describe_bytes(need)} in use" if spec.size else ""
+        reason = "; ".join(part for part in (spec.summary, size, why) if part)
+        recommendations.append(Recommendation(role, used[role], spec, reason))
+    return recommendations
