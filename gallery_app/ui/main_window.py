@@ -22,7 +22,9 @@ from gallery_app.core.models.specs import Role
 from gallery_app.core.photos.indexer import PhotoIndexer
 from gallery_app.core.photos.preparing import is_photo_file
 from gallery_app.ui.chat.pane import ChatPane
-from gallery_app.ui.models_dialog import ModelsDialog, ModelState, check_models, describe_model, needs_attention
+from gallery_app.ui.models_dialog import (
+    ModelsDialog, ModelState, Recommendation, check_and_advise, describe_model, needs_attention,
+)
 from gallery_app.ui.photos.pane import PhotoPane
 from gallery_app.ui.plain_text import escape, tooltip
 from gallery_app.ui.services import Services
@@ -33,6 +35,8 @@ from gallery_app.ui.workers import Worker, WorkerContext
 
 #: QSettings key: the models dialog was offered once; later starts only show the status bar line.
 MODELS_OFFERED_KEY = "first_run/models_dialog_offered"
+#: The recommended model the status bar last told about (it says so once per model).
+ADVICE_SHOWN_KEY = "models/recommendation_shown"
 
 
 def prepare_demo(context: WorkerContext, services: Services) -> list[str]:
@@ -179,7 +183,7 @@ class MainWindow(QMainWindow):
         self.demo_ready.emit(lines)
 
     def check_models(self) -> None:
-        worker = Worker(check_models, self.services.settings)
+        worker = Worker(check_and_advise, self.services.settings)
         worker.signals.result.connect(self._models_ready)
         worker.signals.error.connect(self._models_check_failed)
         self.services.run(worker)
@@ -189,7 +193,8 @@ class MainWindow(QMainWindow):
         self.model_label.setToolTip(tooltip(str(error)))
         self.show_error(error)
 
-    def _models_ready(self, states: list[ModelState]) -> None:
+    def _models_ready(self, result: tuple[list[ModelState], list[Recommendation]]) -> None:
+        states, advice = result
         if self._closed:  # delivered while closing (the close waits for every job's results)
             return
         self.model_states = states
@@ -202,9 +207,15 @@ class MainWindow(QMainWindow):
                 (Role.CLIP_VISION, "Photo search (images)"), (Role.CLIP_TEXT, "Photo search (words)")))))
         self.models_checked.emit(states)
         settings = QSettings()
-        if needs_attention(states) and not settings.value(MODELS_OFFERED_KEY, False, type=bool):
-            settings.setValue(MODELS_OFFERED_KEY, True)
+        if (needs_attention(states) or advice) and not settings.value(MODELS_OFFERED_KEY, False, type=bool):
+            settings.setValue(MODELS_OFFERED_KEY, True)  # the first start: the dialog shows what to get
             self.show_models()
+        elif advice and settings.value(ADVICE_SHOWN_KEY, "") != advice[0].recommended.key:
+            settings.setValue(ADVICE_SHOWN_KEY, advice[0].recommended.key)  # said once per model
+            better = advice[0].recommended
+            self.statusBar().showMessage(
+                f"{better.name} fits this computer and answers better than {advice[0].current.name}: "
+                f"Help → Models… downloads it.", 20_000)
 
     def show_models(self) -> ModelsDialog:
         if self.models_dialog is None:

@@ -23,6 +23,8 @@ from gallery_app.core import paths
 from gallery_app.core.errors import AppError, ModelError
 from gallery_app.core.models import loading, sources
 from gallery_app.core.models.catalog import ALL_SPECS, CANDIDATES
+from gallery_app.core.models.memory import Machine, describe_bytes, this_machine
+from gallery_app.core.models.recommend import Recommendation, recommend
 from gallery_app.core.models.specs import ModelSpec, Role
 from gallery_app.ui.plain_text import plain_label, tooltip
 from gallery_app.ui.workers import Worker, WorkerContext
@@ -122,6 +124,25 @@ def describe_model(state: ModelState | None, what: str) -> str:
     return f"{what}: {state.spec.name}"
 
 
+#: The roles the window offers a better model for. The text embedder is not among them yet: another
+#: embedder means re-embedding every chat, which the window does not do (``models recommend`` says it).
+OFFERED_UPGRADES = (Role.CHAT_LLM,)
+
+
+def recommendations_for(states: list[ModelState], machine: Machine | None = None) -> list[Recommendation]:
+    """The roles where a model that fits this computer better than the one used now can be downloaded."""
+    current = {state.role: state.spec for state in states}
+    return [advice for advice in recommend(machine or this_machine(), current)
+            if advice.differs and advice.role in OFFERED_UPGRADES and advice.recommended.downloadable
+            and sources.locate(advice.recommended) is None]
+
+
+def check_and_advise(context: WorkerContext | None = None, settings=None
+                     ) -> tuple[list[ModelState], list[Recommendation]]:
+    states = check_models(context, settings)
+    return states, recommendations_for(states)
+
+
 def _size_text(spec: ModelSpec) -> str:
     return f"{spec.size / 1e6:,.0f} MB" if spec.size else "—"
 
@@ -205,7 +226,7 @@ class ModelsDialog(QDialog):
         self.resize(1100, 360)
         self.states: list[ModelState] = []
         self._actions: dict[Role, _RowActions] = {}
-        self._jobs: dict[Role, Worker] = {}
+        self._jobs: dict[Role | tuple[str, Role], Worker] = {}  # ("advice", role): a recommended download
         self._checker: Worker | None = None
         self._recheck_pending = False
         self.last_error: str | None = None
@@ -217,6 +238,14 @@ class ModelsDialog(QDialog):
             "unless you press Download. A cancelled or interrupted download continues where it stopped.")
         intro.setWordWrap(True)
         self.status_label = plain_label("Checking models…")
+        #: Per role, a better model for this computer, with its own Download (filled after each check).
+        self.advice: dict[Role, Recommendation] = {}
+        self._advice_rows: dict[Role, tuple[QLabel, _RowActions]] = {}
+        self._advice_taken: set[Role] = set()  # downloaded: the row stays to say so
+        self.advice_box = QWidget()
+        self.advice_layout = QVBoxLayout(self.advice_box)
+        self.advice_layout.setContentsMargins(0, 0, 0, 0)
+        self.advice_box.setVisible(False)
         self.table = QTableWidget(0, len(self.COLUMNS))
         self.table.setHorizontalHeaderLabels(self.COLUMNS)
         self.table.verticalHeader().setVisible(False)
@@ -235,6 +264,7 @@ class ModelsDialog(QDialog):
 
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
+        layout.addWidget(self.advice_box)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.status_label)
         layout.addWidget(folder)
@@ -249,8 +279,8 @@ class ModelsDialog(QDialog):
             return
         self.status_label.setText("Checking models…")
         self.recheck_button.setEnabled(False)
-        worker = _TrackedWorker(check_models, settings=self.services.settings)
-        worker.signals.result.connect(self._show_states)
+        worker = _TrackedWorker(check_and_advise, settings=self.services.settings)
+        worker.signals.result.connect(self._show_check)
         worker.signals.error.connect(lambda error: self.status_label.setText(str(error)))
         worker.signals.finished.connect(self._check_done)
         self._checker = worker
@@ -262,6 +292,11 @@ class ModelsDialog(QDialog):
         if self._recheck_pending:
             self._recheck_pending = False
             self.refresh()
+
+    def _show_check(self, result: tuple[list[ModelState], list[Recommendation]]) -> None:
+        states, advice = result
+        self._show_advice(advice)
+        self._show_states(states)
 
     def _show_states(self, states: list[ModelState]) -> None:
         self.states = states
@@ -300,6 +335,80 @@ class ModelsDialog(QDialog):
         self.status_label.setText(f"{ready} of {len(states)} models ready.")
         self.checked.emit(states)
 
+    # --- a better model for this computer ----------------------------------------------------------
+    def _show_advice(self, advice: list[Recommendation]) -> None:
+        self.advice = {item.role: item for item in advice}
+        for role in list(self._advice_rows):
+            if role not in self.advice and ("advice", role) not in self._jobs and role not in self._advice_taken:
+                label, actions = self._advice_rows.pop(role)
+                label.deleteLater()
+                actions.deleteLater()
+        for role, item in self.advice.items():
+            self._advice_taken.discard(role)
+            spec = item.recommended
+            text = (f"Recommended for this computer ({role.value}): {spec.name} instead of {item.current.name}. "
+                    f"{item.reason[0].upper()}{item.reason[1:]}.")
+            if role not in self._advice_rows:
+                label, actions = plain_label(), _RowActions()
+                label.setWordWrap(True)
+                actions.download.clicked.connect(lambda _=False, r=role: self.download_recommended(r))
+                actions.cancel.clicked.connect(lambda _=False, r=role: self._cancel_job(("advice", r)))
+                self.advice_layout.addWidget(label)
+                self.advice_layout.addWidget(actions)
+                self._advice_rows[role] = (label, actions)
+            label, actions = self._advice_rows[role]
+            label.setText(text)
+            if ("advice", role) not in self._jobs:
+                actions.set_idle(downloadable=True, missing=True)
+                actions.local.setVisible(False)
+                actions.download.setText(f"Download {describe_bytes(spec.size)}")
+        self.advice_box.setVisible(bool(self._advice_rows))
+
+    def advice_actions(self, role: Role) -> _RowActions:
+        return self._advice_rows[role][1]
+
+    def download_recommended(self, role: Role) -> Worker | None:
+        """Downloads the recommended model; once it is ready it becomes the one the role uses."""
+        item = self.advice.get(role)
+        if item is None or ("advice", role) in self._jobs:
+            return None
+        spec = item.recommended
+        actions = self.advice_actions(role)
+        worker = _TrackedWorker(_fetch, spec)
+        actions.set_busy("Starting download… %p%")
+        worker.signals.progress.connect(lambda done, total: self._show_progress(actions.progress, done, total))
+        worker.signals.result.connect(lambda _resolved: self._recommended_ready(role, spec))
+        worker.signals.cancelled.connect(lambda: self._advice_ended(role, "cancelled"))
+        worker.signals.error.connect(lambda error: self._advice_ended(role, "error", error))
+        self._jobs[("advice", role)] = worker
+        self.services.run(worker, f"Downloading {spec.name}")
+        return worker
+
+    def _recommended_ready(self, role: Role, spec: ModelSpec) -> None:
+        setattr(self.services.settings, role.value.replace("-", "_"), spec.key)
+        self.services.settings.save()
+        self._advice_ended(role, READY)
+
+    def _advice_ended(self, role: Role, outcome: str, error: AppError | None = None) -> None:
+        self._jobs.pop(("advice", role), None)
+        actions = self.advice_actions(role)
+        actions.set_idle(downloadable=True, missing=outcome != READY)
+        actions.local.setVisible(False)
+        if outcome == READY:
+            label, _ = self._advice_rows[role]
+            item = self.advice.get(role)
+            label.setText(f"{item.recommended.name if item else 'The recommended model'} is downloaded ({role.value}).")
+            actions.show_note("Ready: it is used from now on.")
+            self._advice_taken.add(role)
+            self.services.release_models()  # the next answer loads it
+        elif outcome == "cancelled":
+            actions.show_note("Download paused: it continues where it stopped next time you press Download.")
+        else:
+            actions.show_note(str(error), error=True)
+            self.last_error = str(error)
+        self.job_finished.emit(role.value, outcome)
+        self.refresh()
+
     def state(self, role: Role) -> ModelState | None:
         return next((s for s in self.states if s.role is role), None)
 
@@ -333,10 +442,14 @@ class ModelsDialog(QDialog):
         return worker
 
     def cancel(self, role: Role) -> None:
-        worker = self._jobs.get(role)
+        self._cancel_job(role)
+
+    def _cancel_job(self, key) -> None:
+        worker = self._jobs.get(key)
         if worker is not None:
             worker.cancel()
-            self.actions(role).cancel.setEnabled(False)
+            actions = self.advice_actions(key[1]) if isinstance(key, tuple) else self.actions(key)
+            actions.cancel.setEnabled(False)
 
     def _start_job(self, role: Role, worker: Worker, label: str | None, text: str) -> None:
         actions = self.actions(role)
@@ -350,7 +463,10 @@ class ModelsDialog(QDialog):
         self.services.run(worker, label)
 
     def _progress(self, role: Role, done: int, total: int) -> None:
-        bar = self.actions(role).progress
+        self._show_progress(self.actions(role).progress, done, total)
+
+    @staticmethod
+    def _show_progress(bar: QProgressBar, done: int, total: int) -> None:
         if total > 0:
             bar.setValue(min(1000, done * 1000 // total))
             bar.setFormat(f"{done / 1e6:,.1f} of {total / 1e6:,.0f} MB (%p%)")

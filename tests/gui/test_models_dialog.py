@@ -11,9 +11,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from gallery_app.core.models import catalog, sources
-from gallery_app.core.models.specs import HUB_ENDPOINT_ENV, ModelFile, ModelSpec, Role, Runtime
+from gallery_app.core.models.memory import GB, Machine
+from gallery_app.core.models.specs import HUB_ENDPOINT_ENV, LlmShape, ModelFile, ModelSpec, Role, Runtime
+from gallery_app.ui import models_dialog
 from gallery_app.ui.models_dialog import MISSING, READY, ModelsDialog, check_models, needs_attention
 from gallery_app.ui.services import Services
+from gallery_app.ui.settings import Settings
 
 pytestmark = pytest.mark.timeout(40)
 
@@ -242,3 +245,43 @@ def test_closing_the_dialog_during_a_download_neither_freezes_nor_stops_it(qtbot
     with qtbot.waitSignal(window.job_finished, timeout=15_000) as finished:
         pass
     assert finished.args == ["clip-vision", READY]
+
+
+def tiny_chat_spec() -> ModelSpec:
+    return ModelSpec(
+        key="tiny-chat-test", role=Role.CHAT_LLM, name="Tiny chat model", runtime=Runtime.GGUF,
+        files=(ModelFile("model.gguf", len(PAYLOAD), hashlib.sha256(PAYLOAD).hexdigest(), repo_path="tiny.gguf"),),
+        licence="MIT", shape=LlmShape(layers=2, kv_heads=1, head_dim=8, vocab=100), parameters=3.0,
+        hf_repo="tester/tiny-chat", revision="0" * 40)
+
+
+def test_the_recommended_chat_model_downloads_with_progress_and_becomes_the_one_used(qtbot, dialog, slow_hub,
+                                                                                     monkeypatch):
+    spec = tiny_chat_spec()
+    monkeypatch.setitem(catalog.CANDIDATES, Role.CHAT_LLM, (spec, catalog.SMOLLM2_135M))
+    monkeypatch.setitem(catalog.ALL_SPECS, spec.key, spec)
+    monkeypatch.setattr(models_dialog, "this_machine", lambda: Machine(16 * GB, 12 * GB, 8))
+    services, make = dialog
+    window = open_dialog(qtbot, make)
+    qtbot.waitUntil(lambda: Role.CHAT_LLM in window.advice, timeout=10_000)
+    assert not window.advice_box.isHidden()
+    label, actions = window._advice_rows[Role.CHAT_LLM]
+    assert "Recommended for this computer (chat-llm): Tiny chat model instead of SmolLM2" in label.text()
+    assert "fits the" in label.text() and actions.download.text() == "Download 1 MB"
+    with qtbot.waitSignal(window.job_finished, timeout=20_000) as finished:
+        window.download_recommended(Role.CHAT_LLM)
+        qtbot.waitUntil(lambda: actions.progress.value() > 0, timeout=10_000)
+    assert finished.args == ["chat-llm", READY]
+    assert services.settings.chat_llm == spec.key
+    assert Settings.load().chat_llm == spec.key  # saved: the CLI and the next start use it too
+    qtbot.waitUntil(lambda: window.state(Role.CHAT_LLM).spec.key == spec.key, timeout=10_000)
+    assert window.state(Role.CHAT_LLM).usable
+    assert Role.CHAT_LLM not in window.advice  # nothing better left to offer
+    assert "is used from now on" in actions.note.text()
+
+
+def test_no_recommendation_is_shown_when_the_best_that_fits_is_already_used(qtbot, dialog, monkeypatch):
+    monkeypatch.setitem(catalog.CANDIDATES, Role.CHAT_LLM, (catalog.SMOLLM2_135M,))
+    services, make = dialog
+    window = open_dialog(qtbot, make)
+    assert window.advice == {} and window.advice_box.isHidden()
