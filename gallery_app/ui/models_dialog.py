@@ -385,7 +385,7 @@ class ModelsDialog(QDialog):
         return worker
 
     def _recommended_ready(self, role: Role, spec: ModelSpec) -> None:
-        setattr(self.services.settings, role.value.replace("-", "_"), spec.key)
+        self.services.settings.set_model(role, spec.key)
         self.services.settings.save()
         self._advice_ended(role, READY)
 

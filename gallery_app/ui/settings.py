@@ -1,4 +1,8 @@
-"""The person's preferences, kept with QSettings (the OS's usual place for them)."""
+"""The person's preferences, kept with QSettings (the OS's usual place for them).
+
+Which model each role uses is the exception: it lives in the models folder (``core.models.choices``),
+where the CLI reads the same choice.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from PySide6.QtCore import QSettings
 
 from gallery_app.core.chat.prompting import MIN_ANSWER_TOKENS, MIN_PROMPT_TOKENS
 from gallery_app.core.chat.session import DEFAULT_PASSAGES
+from gallery_app.core.models import choices
 from gallery_app.core.models.specs import Role
 
 #: What each number may be (the settings dialog's ranges; a hand-edited settings file is held to them too).
@@ -25,6 +30,14 @@ def answer_tokens_limit(llm_context: int) -> int:
     return max(MIN_ANSWER_TOKENS, min(LIMITS["answer_tokens"][1], llm_context - MIN_PROMPT_TOKENS))
 
 
+def _field(role: Role) -> str:
+    return role.value.replace("-", "_")
+
+
+#: The settings that say which model a role uses: kept in ``core.models.choices``, not in QSettings.
+CHOSEN_MODEL_FIELDS = tuple(_field(role) for role in Role)
+
+
 @dataclass
 class Settings:
     data_folder: str = ""  # empty: the OS's user data folder (or GALLERY_APP_DATA_DIR)
@@ -38,7 +51,10 @@ class Settings:
     passages: int = DEFAULT_PASSAGES
 
     def model_setting(self, role: Role) -> str | None:
-        return getattr(self, role.value.replace("-", "_")) or None
+        return getattr(self, _field(role)) or None
+
+    def set_model(self, role: Role, setting: str | None) -> None:
+        setattr(self, _field(role), setting or "")
 
     @property
     def threads(self) -> int | None:
@@ -59,13 +75,23 @@ class Settings:
                 low, high = LIMITS[f.name]
                 values[f.name] = min(max(values[f.name], low), high)
         values["answer_tokens"] = min(values["answer_tokens"], answer_tokens_limit(values["llm_context"]))
+        for role in Role:  # the models come from the file the CLI reads too
+            name = _field(role)
+            if choices.chosen(role) is None and values[name]:  # chosen in the window before that file existed
+                choices.choose(role, values[name])
+            values[name] = choices.chosen(role) or ""
         return cls(**values)
 
     def save(self, store: QSettings | None = None) -> None:
         store = store or QSettings()
         for f in fields(self):
-            store.setValue(f.name, getattr(self, f.name))
+            if f.name in CHOSEN_MODEL_FIELDS:
+                store.remove(f.name)
+            else:
+                store.setValue(f.name, getattr(self, f.name))
         store.sync()
+        for role in Role:
+            choices.choose(role, self.model_setting(role))
 
     def apply_data_folder(self) -> None:
         """Point the core at the chosen data folder (the environment variable still wins, for tests)."""

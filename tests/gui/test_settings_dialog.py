@@ -118,3 +118,38 @@ def test_a_settings_file_out_of_range_is_held_to_what_works():
     loaded = Settings.load()
     assert (loaded.llm_context, loaded.answer_tokens, loaded.passages) == (512, 512 - MIN_PROMPT_TOKENS, 1)
     assert budget_problem(loaded.llm_context, loaded.answer_tokens) is None
+
+
+def test_the_model_chosen_in_the_window_is_the_one_the_cli_uses(qtbot, capsys):
+    """Before: the window kept its choice in QSettings, which the CLI never read."""
+    from PySide6.QtCore import QSettings
+
+    from gallery_app.cli import main
+    from gallery_app.core.errors import ModelNotAvailable
+    from gallery_app.core.models import loading, sources
+
+    services = Services(Settings())
+    dialog = make_dialog(qtbot, services)
+    combo = dialog.model_combos[Role.CHAT_LLM]
+    combo.setCurrentIndex(combo.findData("qwen2.5-0.5b-instruct-q4_k_m"))
+    dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok).click()
+    assert QSettings().value("chat_llm") is None  # one place for it, not two
+    assert Settings.load().chat_llm == "qwen2.5-0.5b-instruct-q4_k_m"
+    assert sources.choose_spec(Role.CHAT_LLM).key == "qwen2.5-0.5b-instruct-q4_k_m"
+    with pytest.raises(ModelNotAvailable, match="Qwen2.5-0.5B"):  # not downloaded here: the CLI says so
+        loading.resolve_setting(Role.CHAT_LLM)
+    # --llm on the command line overrides it for that call only.
+    assert loading.resolve_setting(Role.CHAT_LLM, "smollm2-135m-instruct-q4_1").spec.key == "smollm2-135m-instruct-q4_1"
+    assert main(["models", "list"]) == 0
+    marked = [line for line in capsys.readouterr().out.splitlines() if line.startswith(" * ")]
+    assert any("qwen2.5-0.5b-instruct-q4_k_m" in line for line in marked)
+
+
+def test_a_model_chosen_by_an_older_version_in_qsettings_is_kept():
+    from PySide6.QtCore import QSettings
+
+    from gallery_app.core.models import choices
+
+    QSettings().setValue("chat_llm", "smollm2-135m-instruct-q4_1")
+    assert Settings.load().chat_llm == "smollm2-135m-instruct-q4_1"
+    assert choices.chosen(Role.CHAT_LLM) == "smollm2-135m-instruct-q4_1"

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gallery_app.core.errors import ModelError
-from gallery_app.core.models import sources
+from gallery_app.core.models import choices, sources
 from gallery_app.core.models.catalog import ALL_SPECS
 from gallery_app.core.models.specs import ModelFile, ModelSpec, Role, Runtime
 
@@ -49,6 +49,9 @@ def _onnx_folder_spec(folder: Path, role: Role) -> tuple[ModelSpec, dict[str, Pa
 
 
 def resolve_setting(role: Role, setting: str | None = None) -> sources.ResolvedModel:
+    """The model for ``role``: ``setting`` if given (a key, a file, a folder), else the person's choice
+    (``models.choices``), else the role's default."""
+    setting = setting or choices.chosen(role)
     if not setting or setting == role.value or setting in ALL_SPECS:
         return sources.resolve_role(role, None if not setting or setting == role.value else setting)
     path = Path(setting).expanduser()

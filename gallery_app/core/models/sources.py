@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import json
 import os
 import shutil
 import threading
@@ -27,7 +26,9 @@ from pathlib import Path
 
 from gallery_app.core import paths
 from gallery_app.core.errors import AppError, ChecksumMismatch, ModelError, ModelNotAvailable
-from gallery_app.core.models.catalog import CANDIDATES, spec_by_key
+from gallery_app.core.json_file import read_json, write_json
+from gallery_app.core.models import choices
+from gallery_app.core.models.catalog import ALL_SPECS, CANDIDATES, spec_by_key
 from gallery_app.core.models.download import ProgressCallback, download_file
 from gallery_app.core.models.specs import ModelSpec, Role
 from gallery_app.core.models.verify import CheckStatus, FileCheck, check_file
@@ -85,10 +86,7 @@ def _registry_path() -> Path:
 
 
 def _load_registry() -> dict[str, dict[str, str]]:
-    try:
-        return json.loads(_registry_path().read_text("utf-8"))
-    except (OSError, ValueError):
-        return {}
+    return read_json(_registry_path())
 
 
 def _local_file_paths(spec: ModelSpec) -> dict[str, Path] | None:
@@ -230,11 +228,14 @@ def resolve(spec: ModelSpec) -> ResolvedModel:
 
 
 def choose_spec(role: Role, preferred_key: str | None = None) -> ModelSpec:
-    """The person's chosen model for ``role``; else the first one present; else the smallest downloadable.
+    """The chosen model for ``role`` (``preferred_key``, else ``models.choices``); else the first one present;
+    else the smallest downloadable.
 
     The catalog lists each role's models best first, so a better model someone fetched is used at once;
     with none present, the smallest is the one offered (``models recommend`` says what fits better).
     """
+    if preferred_key is None and (choice := choices.chosen(role)) in ALL_SPECS:
+        preferred_key = choice  # the person's choice (a file or folder they chose is resolved by loading)
     if preferred_key:
         spec = spec_by_key(preferred_key)
         if spec.role is not role:
@@ -296,10 +297,7 @@ def use_local_files(spec: ModelSpec, chosen: dict[str, Path]) -> ResolvedModel:
         )
     registry = _load_registry()
     registry[spec.key] = {name: str(path) for name, path in resolved.paths.items()}
-    target = _registry_path()
-    temporary = target.with_name(target.name + ".tmp")
-    temporary.write_text(json.dumps(registry, indent=1, sort_keys=True), "utf-8")
-    os.replace(temporary, target)
+    write_json(_registry_path(), registry)
     return resolved
 
 

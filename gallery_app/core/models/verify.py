@@ -6,13 +6,12 @@ size and modification time are unchanged since its last full hash keeps its verd
 
 from __future__ import annotations
 
-import json
-import os
 import threading
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
+from gallery_app.core.json_file import read_json, write_json
 from gallery_app.core.models.download import sha256_of
 from gallery_app.core.models.specs import ModelFile
 
@@ -44,19 +43,12 @@ def _cache_path(cache_dir: Path) -> Path:
 
 
 def _load_cache(cache_dir: Path) -> dict[str, dict]:
-    try:
-        return json.loads(_cache_path(cache_dir).read_text("utf-8"))
-    except (OSError, ValueError):
-        return {}
+    return read_json(_cache_path(cache_dir))
 
 
 def _save_cache(cache_dir: Path, cache: dict[str, dict]) -> None:
-    target = _cache_path(cache_dir)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(cache, indent=1, sort_keys=True), "utf-8")
-        os.replace(temporary, target)
+        write_json(_cache_path(cache_dir), cache)
     except OSError:
         pass  # The cache only saves time; failing to write it must not fail the check.
 
