@@ -179,97 +179,60 @@ CLIP_B32_VISION = ModelSpec(
 
 # Sizes, sha256 and revisions as the model repositories' files publish them; the shapes (layers, KV heads,
 # head size, vocabulary) from each model's config.json. Languages as the model cards state them.
-_QWEN25 = dict(licence="Apache-2.0", max_tokens=32_768, languages="multilingual")
+def _instruct_gguf(key: str, name: str, repo: str, revision: str, repo_path: str, size: int, sha256: str,
+                   **details) -> ModelSpec:
+    """A downloadable instruct model in one GGUF file, run with its own chat template."""
+    return ModelSpec(key=key, role=Role.CHAT_LLM, name=name, runtime=Runtime.GGUF,
+                     files=(ModelFile("model.gguf", size, sha256, repo_path=repo_path),),
+                     hf_repo=repo, revision=revision, **details)
+
+
+_QWEN25 = dict(licence="Apache-2.0", max_tokens=32_768)
 _QWEN25_LANGUAGES = "29+ languages (English, German, French, Spanish, Portuguese, Italian, Russian, Chinese, …)"
 
-QWEN25_05B = ModelSpec(
-    key="qwen2.5-0.5b-instruct-q4_k_m",
-    role=Role.CHAT_LLM,
-    name="Qwen2.5-0.5B-Instruct (Q4_K_M GGUF)",
-    runtime=Runtime.GGUF,
-    files=(
-        ModelFile("model.gguf", 491_400_032, "74a4da8c9fdbcd15bd1f6d01d621410d31c6fc00986f5eb687824e7b93d7a9db",
-                  repo_path="qwen2.5-0.5b-instruct-q4_k_m.gguf"),
-    ),
-    **_QWEN25,
-    shape=LlmShape(layers=24, kv_heads=2, head_dim=64, vocab=151_936),
-    parameters=0.49,
-    summary=f"0.5B parameters, {_QWEN25_LANGUAGES}; quick, but misses more than the bigger ones",
-    hf_repo="Qwen/Qwen2.5-0.5B-Instruct-GGUF",
-    revision="9217f5db79a29953eb74d5343926648285ec7e67",
-)
+QWEN25_05B = _instruct_gguf(
+    "qwen2.5-0.5b-instruct-q4_k_m", "Qwen2.5-0.5B-Instruct (Q4_K_M GGUF)",
+    "Qwen/Qwen2.5-0.5B-Instruct-GGUF", "9217f5db79a29953eb74d5343926648285ec7e67",
+    "qwen2.5-0.5b-instruct-q4_k_m.gguf", 491_400_032,
+    "74a4da8c9fdbcd15bd1f6d01d621410d31c6fc00986f5eb687824e7b93d7a9db",
+    **_QWEN25, shape=LlmShape(layers=24, kv_heads=2, head_dim=64, vocab=151_936), parameters=0.49,
+    summary=f"0.5B parameters, {_QWEN25_LANGUAGES}; quick, but misses more than the bigger ones")
 
-QWEN25_15B = ModelSpec(
-    key="qwen2.5-1.5b-instruct-q4_k_m",
-    role=Role.CHAT_LLM,
-    name="Qwen2.5-1.5B-Instruct (Q4_K_M GGUF)",
-    runtime=Runtime.GGUF,
-    files=(
-        ModelFile("model.gguf", 1_117_320_736, "6a1a2eb6d15622bf3c96857206351ba97e1af16c30d7a74ee38970e434e9407e",
-                  repo_path="qwen2.5-1.5b-instruct-q4_k_m.gguf"),
-    ),
-    **_QWEN25,
-    shape=LlmShape(layers=28, kv_heads=2, head_dim=128, vocab=151_936),
-    parameters=1.54,
-    summary=f"1.5B parameters, {_QWEN25_LANGUAGES}",
-    hf_repo="Qwen/Qwen2.5-1.5B-Instruct-GGUF",
-    revision="91cad51170dc346986eccefdc2dd33a9da36ead9",
-)
+QWEN25_15B = _instruct_gguf(
+    "qwen2.5-1.5b-instruct-q4_k_m", "Qwen2.5-1.5B-Instruct (Q4_K_M GGUF)",
+    "Qwen/Qwen2.5-1.5B-Instruct-GGUF", "91cad51170dc346986eccefdc2dd33a9da36ead9",
+    "qwen2.5-1.5b-instruct-q4_k_m.gguf", 1_117_320_736,
+    "6a1a2eb6d15622bf3c96857206351ba97e1af16c30d7a74ee38970e434e9407e",
+    **_QWEN25, shape=LlmShape(layers=28, kv_heads=2, head_dim=128, vocab=151_936), parameters=1.54,
+    summary=f"1.5B parameters, {_QWEN25_LANGUAGES}")
 
-LLAMA32_3B = ModelSpec(
-    key="llama-3.2-3b-instruct-q4_k_m",
-    role=Role.CHAT_LLM,
-    name="Llama 3.2 3B Instruct (Q4_K_M GGUF)",
-    runtime=Runtime.GGUF,
-    files=(
-        ModelFile("model.gguf", 2_019_377_696, "6c1a2b41161032677be168d354123594c0e6e67d2b9227c84f296ad037c728ff",
-                  repo_path="Llama-3.2-3B-Instruct-Q4_K_M.gguf"),
-    ),
-    licence="Llama 3.2 Community License",
-    max_tokens=131_072,
-    shape=LlmShape(layers=28, kv_heads=8, head_dim=128, vocab=128_256),
-    parameters=3.2,
-    summary="3B parameters; English, German, French, Italian, Portuguese, Hindi, Spanish and Thai",
-    hf_repo="bartowski/Llama-3.2-3B-Instruct-GGUF",
-    revision="5ab33fa94d1d04e903623ae72c95d1696f09f9e8",
-)
+LLAMA32_3B = _instruct_gguf(
+    "llama-3.2-3b-instruct-q4_k_m", "Llama 3.2 3B Instruct (Q4_K_M GGUF)",
+    "bartowski/Llama-3.2-3B-Instruct-GGUF", "5ab33fa94d1d04e903623ae72c95d1696f09f9e8",
+    "Llama-3.2-3B-Instruct-Q4_K_M.gguf", 2_019_377_696,
+    "6c1a2b41161032677be168d354123594c0e6e67d2b9227c84f296ad037c728ff",
+    licence="Llama 3.2 Community License", max_tokens=131_072,
+    shape=LlmShape(layers=28, kv_heads=8, head_dim=128, vocab=128_256), parameters=3.2,
+    summary="3B parameters; English, German, French, Italian, Portuguese, Hindi, Spanish and Thai")
 
-PHI4_MINI = ModelSpec(
-    key="phi-4-mini-instruct-q4_k_m",
-    role=Role.CHAT_LLM,
-    name="Phi-4-mini-instruct (Q4_K_M GGUF)",
-    runtime=Runtime.GGUF,
-    files=(
-        ModelFile("model.gguf", 2_491_874_688, "01999f17c39cc3074afae5e9c539bc82d45f2dd7faa3917c66cbef76fce8c0c2",
-                  repo_path="microsoft_Phi-4-mini-instruct-Q4_K_M.gguf"),
-    ),
-    licence="MIT",
-    max_tokens=131_072,
-    shape=LlmShape(layers=32, kv_heads=8, head_dim=128, vocab=200_064),
-    parameters=3.8,
-    summary="3.8B parameters, 23 languages (English, German, Dutch, French, Spanish, Italian, Polish, …)",
-    hf_repo="bartowski/microsoft_Phi-4-mini-instruct-GGUF",
-    revision="7ff82c2aaa4dde30121698a973765f39be5288c0",
-)
+PHI4_MINI = _instruct_gguf(
+    "phi-4-mini-instruct-q4_k_m", "Phi-4-mini-instruct (Q4_K_M GGUF)",
+    "bartowski/microsoft_Phi-4-mini-instruct-GGUF", "7ff82c2aaa4dde30121698a973765f39be5288c0",
+    "microsoft_Phi-4-mini-instruct-Q4_K_M.gguf", 2_491_874_688,
+    "01999f17c39cc3074afae5e9c539bc82d45f2dd7faa3917c66cbef76fce8c0c2",
+    licence="MIT", max_tokens=131_072,
+    shape=LlmShape(layers=32, kv_heads=8, head_dim=128, vocab=200_064), parameters=3.8,
+    summary="3.8B parameters, 23 languages (English, German, Dutch, French, Spanish, Italian, Polish, …)")
 
-GEMMA3_4B = ModelSpec(
-    key="gemma-3-4b-it-q4_k_m",
-    role=Role.CHAT_LLM,
-    name="Gemma 3 4B Instruct (Q4_K_M GGUF)",
-    runtime=Runtime.GGUF,
-    files=(
-        ModelFile("model.gguf", 2_489_894_016, "04a43a22e8d2003deda5acc262f68ec1005fa76c735a9962a8c77042a74a7d19",
-                  repo_path="gemma-3-4b-it-Q4_K_M.gguf"),
-    ),
-    licence="Gemma Terms of Use",
-    max_tokens=131_072,
+GEMMA3_4B = _instruct_gguf(
+    "gemma-3-4b-it-q4_k_m", "Gemma 3 4B Instruct (Q4_K_M GGUF)",
+    "unsloth/gemma-3-4b-it-GGUF", "5a3566e716d80f709ed7b79817eaf7733d2a1fce",
+    "gemma-3-4b-it-Q4_K_M.gguf", 2_489_894_016,
+    "04a43a22e8d2003deda5acc262f68ec1005fa76c735a9962a8c77042a74a7d19",
+    licence="Gemma Terms of Use", max_tokens=131_072,
     # Most of its layers attend to a 1,024-token window, so llama.cpp needs less KV cache than this counts.
-    shape=LlmShape(layers=34, kv_heads=4, head_dim=256, vocab=262_144),
-    parameters=4.3,
-    summary="4B parameters, 140+ languages; the strongest here",
-    hf_repo="unsloth/gemma-3-4b-it-GGUF",
-    revision="5a3566e716d80f709ed7b79817eaf7733d2a1fce",
-)
+    shape=LlmShape(layers=34, kv_heads=4, head_dim=256, vocab=262_144), parameters=4.3,
+    summary="4B parameters, 140+ languages; the strongest here")
 
 SMOLLM2_135M = ModelSpec(
     key="smollm2-135m-instruct-q4_1",
