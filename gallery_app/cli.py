@@ -295,6 +295,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Cancelled as exc:
         print(str(exc), file=sys.stderr)
         return 130
+    except KeyboardInterrupt:  # commands that write commit batch by batch: what finished is kept
+        print("Stopped. Whatever was finished is saved; run the same command again to go on.", file=sys.stderr)
+        return 130
     except AppError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1

@@ -92,3 +92,16 @@ def test_fetch_of_an_available_model_does_nothing(capsys):
 def test_unknown_model_is_a_clear_error(capsys):
     assert main(["models", "fetch", "gpt-17"]) == 1
     assert "no model called 'gpt-17'" in capsys.readouterr().err
+
+
+def test_ctrl_c_in_any_command_ends_with_a_sentence_and_exit_130(capsys, monkeypatch):
+    """Before: `chat reindex` and `chat ask` printed a KeyboardInterrupt traceback on Ctrl+C."""
+    import gallery_app.cli_chat as cli_chat
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_chat, "cmd_reindex", interrupted)
+    assert main(["chat", "reindex"]) == 130
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.startswith("Stopped. Whatever was finished is saved")
