@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -11,6 +12,7 @@ import signal
 import sys
 import threading
 import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -81,18 +83,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         if estimate.seconds > TELL_ESTIMATE_AFTER_S:
             print(f"{estimate.describe()} Ctrl+C stops; importing again continues where it stopped.", flush=True)
 
-    # The first Ctrl+C asks the import to stop at its next batch, the way Cancel does in the window: an
-    # interrupt raised in the middle of the model's or SQLite's work was seen to leave the process running
-    # (1 run in 20). A second Ctrl+C interrupts at once.
-    stop = threading.Event()
-
-    def on_interrupt(signum, frame) -> None:
-        if stop.is_set():
-            raise KeyboardInterrupt
-        stop.set()
-
-    previous = signal.signal(signal.SIGINT, on_interrupt)
-    try:
+    with _stop_on_first_ctrl_c() as stop:
         for file in args.files:
             try:
                 summary = import_chat(conn, Path(file), embedder, progress=progress, on_estimate=tell,
@@ -106,9 +97,26 @@ def cmd_import(args: argparse.Namespace) -> int:
                     bar.close()
                 bars.clear()
             print(summary.describe())
+    return 0
+
+
+@contextlib.contextmanager
+def _stop_on_first_ctrl_c() -> Iterator[threading.Event]:
+    """An event the first Ctrl+C sets, for work that stops at its next batch, the way Cancel does in the
+    window: an interrupt raised in the middle of the model's or SQLite's work was seen to leave the
+    process running (1 run in 20). A second Ctrl+C interrupts at once."""
+    stop = threading.Event()
+
+    def on_interrupt(signum, frame) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield stop
     finally:
         signal.signal(signal.SIGINT, previous)
-    return 0
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -252,11 +260,39 @@ def cmd_repl(args: argparse.Namespace) -> int:
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
+    from gallery_app.cli import _ProgressBar
+    from gallery_app.core.chat.embedder_switch import switch_embedder
     from gallery_app.core.chat.importer import reindex
-    from gallery_app.core.models.loading import open_text_embedder
+    from gallery_app.core.errors import ModelNotAvailable
+    from gallery_app.core.models.loading import open_text_embedder, resolve_setting
+    from gallery_app.core.models.specs import Role
 
     embedder = open_text_embedder(args.embedder)
-    added = reindex(_open_store(), embedder)
+    try:
+        used = resolve_setting(Role.TEXT_EMBEDDER).spec
+    except ModelNotAvailable:
+        used = None
+    conn = _open_store()
+    bar = _ProgressBar(f"Embedding with {embedder.spec.name}", unit="passages")
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage == "embedded" and total:
+            bar(done, total)
+
+    with _stop_on_first_ctrl_c() as stop:
+        try:
+            if args.embedder and (used is None or used.key != embedder.spec.key):
+                print(f"Embedding every chat with {embedder.spec.name}; search keeps using "
+                      f"{used.name if used else 'the embedder it has'} until every passage is done. "
+                      "Ctrl+C stops; running the same command again continues.", flush=True)
+                added = switch_embedder(conn, embedder, args.embedder, progress=progress, cancel=stop.is_set)
+                bar.close()
+                print(f"{added} passages embedded. {embedder.spec.name} is now the text embedder used, "
+                      "here and in the window (from its next start).")
+                return 0
+            added = reindex(conn, embedder, progress=progress, cancel=stop.is_set)
+        finally:
+            bar.close()
     print(f"{added} passages embedded with {embedder.spec.name}.")
     return 0
 
@@ -318,7 +354,9 @@ def add_chat_commands(commands: argparse._SubParsersAction) -> None:
                               description="Ask questions one after another; follow-ups use the conversation.")
     model_options(repl, llm=True)
     repl.set_defaults(handler=cmd_repl)
-    re_index = actions.add_parser("reindex", help="embed passages the current embedder has not seen",
-                                  description="After switching text-embedder, embed all passages with it.")
+    re_index = actions.add_parser(
+        "reindex", help="embed every chat with another text embedder and switch to it (or fill in the current one)",
+        description="With --embedder KEY: embed every passage with that model (search keeps the current one "
+                    "meanwhile), then make it the text embedder used. Without: embed what the current one lacks.")
     model_options(re_index, llm=False)
     re_index.set_defaults(handler=cmd_reindex)

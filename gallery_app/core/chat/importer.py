@@ -323,9 +323,8 @@ def _delete_vectors_everywhere(conn: apsw.Connection, window_ids: list[int]) -> 
 def missing_vectors(conn: apsw.Connection, embedder: TextEmbedder) -> int:
     """How many search windows the current embedder has not embedded yet (e.g. after switching models)."""
     table = vector_table_for(conn, embedder)
-    total = conn.execute("SELECT count(*) FROM chunk_windows").fetchone()[0]
-    indexed = conn.execute(f"SELECT count(*) FROM {table.name}").fetchone()[0]
-    return max(0, total - indexed)
+    return conn.execute(f"SELECT count(*) FROM chunk_windows WHERE id NOT IN (SELECT rowid FROM {table.name})"
+                        ).fetchone()[0]
 
 
 _UNITS = ("SELECT w.id, c.chat_id, c.id, c.day, w.text FROM chunk_windows w JOIN chunks c ON c.id = w.chunk_id")
