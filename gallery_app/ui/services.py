@@ -130,6 +130,24 @@ class Services(QObject):
     def loaded(self, role: Role) -> bool:
         return role in self._models
 
+    def switch_text_embedder(self, setting: str) -> Worker:
+        """Moves every chat to another text embedder in a writing job (progress and Cancel in the status bar);
+        the one used now keeps answering searches until the new one covers every passage."""
+        from gallery_app.ui.chat import jobs
+
+        worker = Worker(jobs.switch_embedder, self, setting).writing("the switch to another text embedder")
+
+        def switched(name: str) -> None:
+            self.settings.set_model(Role.TEXT_EMBEDDER, setting)
+            self.release_models()  # the next search and import load it
+            self.message.emit(f"Every chat is now searched with {name}.")
+
+        worker.signals.result.connect(switched)
+        worker.signals.cancelled.connect(lambda: self.message.emit(
+            "The switch of text embedder was stopped; search keeps the one it had. What was embedded is kept."))
+        self.run(worker, "Embedding every chat with the new text embedder")
+        return worker
+
     def release_models(self) -> None:
         """Forget the loaded models, so the next job loads them with the current settings or files.
 

@@ -47,6 +47,8 @@ class SettingsDialog(QDialog):
         self.services = services
         self.setWindowTitle("Settings")
         self.original: Settings = replace(services.settings)
+        #: The job that moves every chat to another text embedder, when OK chose one.
+        self.switching = None
 
         self.data_folder = QLineEdit(self.original.data_folder)
         self.data_folder.setPlaceholderText(str(paths.data_dir(create=False)))
@@ -148,6 +150,10 @@ class SettingsDialog(QDialog):
 
     def accept(self) -> None:
         new = self.chosen()
+        # Another text embedder is switched to by a job that embeds every chat first: until it is done,
+        # search keeps the embedder it has (a new one with an empty table would find nothing).
+        embedder = new.text_embedder
+        new.text_embedder = self.original.text_embedder
         models_changed = any(getattr(new, name) != getattr(self.original, name) for name in MODEL_FIELDS)
         new.save()
         # The services keep the same Settings object (panes hold it): update it in place.
@@ -155,4 +161,6 @@ class SettingsDialog(QDialog):
             setattr(self.services.settings, name, value)
         if models_changed:
             self.services.release_models()
+        if embedder != self.original.text_embedder:
+            self.switching = self.services.switch_text_embedder(embedder)
         super().accept()

@@ -45,7 +45,8 @@ def _run_below_the_gui_thread() -> None:
     try:
         if sys.platform.startswith("linux"):  # a thread id names one thread here, not the process
             thread = threading.get_native_id()
-            os.setpriority(os.PRIO_PROCESS, thread, max(os.getpriority(os.PRIO_PROCESS, thread), WORKER_NICENESS))
+            # Relative to the thread that made it (the GUI thread's niceness), as far as Linux allows (19).
+            os.setpriority(os.PRIO_PROCESS, thread, min(19, os.getpriority(os.PRIO_PROCESS, thread) + WORKER_NICENESS))
         else:
             QThread.currentThread().setPriority(QThread.Priority.LowPriority)
     except OSError as exc:  # a sandbox may forbid it; the work still runs, only at normal priority
@@ -142,8 +143,8 @@ class Worker(QRunnable):
                         raise Cancelled()
                     signals.yielded.emit(item)
                 outcome = None
-            if self._cancel_event.is_set():
-                raise Cancelled()
+            # A Cancel that came after the work ended changes nothing: what it did (an import, a switch of
+            # embedder) is done and committed, so it is reported as done.
             signals.result.emit(outcome)
         except Cancelled:
             signals.cancelled.emit()

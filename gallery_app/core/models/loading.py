@@ -49,11 +49,13 @@ def _onnx_folder_spec(folder: Path, role: Role) -> tuple[ModelSpec, dict[str, Pa
 
 
 def resolve_setting(role: Role, setting: str | None = None) -> sources.ResolvedModel:
-    """The model for ``role``: ``setting`` if given (a key, a file, a folder), else the person's choice
-    (``models.choices``), else the role's default."""
+    """The model for ``role``: ``setting`` if given (a key, a file, a folder; the role's name means its
+    default, whatever was chosen), else the person's choice (``models.choices``), else the role's default."""
+    if setting == role.value:
+        return sources.resolve_role(role, "")  # "": the default, not the choice
     setting = setting or choices.chosen(role)
-    if not setting or setting == role.value or setting in ALL_SPECS:
-        return sources.resolve_role(role, None if not setting or setting == role.value else setting)
+    if not setting or setting in ALL_SPECS:
+        return sources.resolve_role(role, setting or None)
     path = Path(setting).expanduser()
     if path.is_file() and path.suffix.lower() == ".gguf":
         spec, files = _gguf_spec(path, role)

@@ -235,7 +235,7 @@ def choose_spec(role: Role, preferred_key: str | None = None) -> ModelSpec:
     with none present, the smallest is the one offered (``models recommend`` says what fits better).
     """
     if preferred_key is None and (choice := choices.chosen(role)) in ALL_SPECS:
-        preferred_key = choice  # the person's choice (a file or folder they chose is resolved by loading)
+        preferred_key = choice  # the person's choice (a file or folder they chose is resolved by loading); "" skips it
     if preferred_key:
         spec = spec_by_key(preferred_key)
         if spec.role is not role:

@@ -12,12 +12,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gallery_app.core.chat import embedder_switch
 from gallery_app.core.chat.evidence import PassageLine, match_lines
 from gallery_app.core.chat.importer import ImportSummary, import_chat
 from gallery_app.core.chat.prompting import Conversation
 from gallery_app.core.chat.repository import ChatInfo, StoredMessage, chat_messages, get_chat, list_chats
 from gallery_app.core.chat.session import ChatSession, MatchesFound
 from gallery_app.core.errors import AppError, Cancelled, ModelError
+from gallery_app.core.models import loading
 from gallery_app.core.models.specs import Role
 from gallery_app.ui.workers import WorkerContext
 
@@ -102,6 +104,23 @@ def import_files(context: WorkerContext, services, paths: Sequence[Path]) -> Ite
                 yield ImportFailed(Path(path), AppError(f"{path.name} could not be imported ({type(exc).__name__}: {exc})."))
                 continue
             yield Imported(Path(path), summary)
+
+
+def switch_embedder(context: WorkerContext, services, setting: str) -> str:
+    """Embeds every chat with the text embedder ``setting`` ("" for the default) and switches to it once
+    complete (``core.chat.embedder_switch``); returns its name. Search keeps the embedder used meanwhile."""
+    embedder = loading.open_text_embedder(setting or Role.TEXT_EMBEDDER.value, threads=services.settings.threads)
+    try:
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage == "embedded":
+                context.progress(done, total)
+
+        with services.connect() as conn:
+            embedder_switch.switch_embedder(conn, embedder, setting, progress=progress,
+                                            cancel=lambda: context.cancelled)
+        return embedder.spec.name
+    finally:
+        embedder.release()
 
 
 def ask(context: WorkerContext, services, question: str, conversation: Conversation,
