@@ -61,3 +61,11 @@ def test_models_recommend_prints_per_role_what_is_used_what_fits_why_and_the_com
     assert "fits the" in chat and "download" in chat
     assert "gallery-app-cli models fetch gemma-3-4b-it-q4_k_m" in chat
     assert "clip-vision:" in out
+
+
+def test_a_recommended_embedder_comes_with_the_command_that_moves_every_chat_to_it():
+    machine = Machine(total_ram=16 * GB, available_ram=12 * GB, cores=8)
+    advice = {a.role: a for a in recommend(machine, PACKAGED)}
+    assert advice[Role.TEXT_EMBEDDER].command == ("gallery-app-cli models fetch bge-m3-int8 && "
+                                                  "gallery-app-cli chat reindex --embedder bge-m3-int8")
+    assert advice[Role.CHAT_LLM].command == "gallery-app-cli models fetch gemma-3-4b-it-q4_k_m"

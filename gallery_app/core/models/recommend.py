@@ -40,7 +40,10 @@ class Recommendation:
 
     @property
     def command(self) -> str:
-        return f"gallery-app-cli models fetch {self.recommended.key}"
+        fetch = f"gallery-app-cli models fetch {self.recommended.key}"
+        if self.role is Role.TEXT_EMBEDDER:  # every chat is embedded again with it, then search switches
+            return f"{fetch} && gallery-app-cli chat reindex --embedder {self.recommended.key}"
+        return fetch
 
 
 def spare_memory(machine: Machine) -> int:
@@ -86,7 +89,8 @@ def _pick_embedder(machine: Machine, used: ModelSpec) -> tuple[ModelSpec, str]:
                 break
     small = used if _offered(used) else min(_ranked(Role.TEXT_EMBEDDER), key=lambda spec: spec.parameters or 0,
                                             default=used)
-    return small, f"imports a long chat quickly on {machine.cores} cores"
+    return small, (f"the stronger ones have 2-5 times its parameters, and a long chat takes that much longer "
+                   f"to import on {machine.cores} cores")
 
 
 def _pick_llm(machine: Machine, others: int) -> tuple[ModelSpec, str]:
@@ -99,7 +103,7 @@ def _pick_llm(machine: Machine, others: int) -> tuple[ModelSpec, str]:
         if memory_needed(spec) <= budget:
             limits = [f"fits the {describe_bytes(budget)} this computer can spare for it"]
             if cap is not None:
-                limits.append(f"answers in seconds on {machine.cores} cores")
+                limits.append(f"is within the {cap:g}B parameters {machine.cores} cores run at a usable speed")
             return spec, " and ".join(limits)
     smallest = min(ranked, key=memory_needed, default=CANDIDATES[Role.CHAT_LLM][0])
     return smallest, f"the smallest; even it leaves little room in {machine.total_gb:.0f} GB"
