@@ -6,16 +6,18 @@ app's code); only the two backend methods are stand-ins, and both are simple kno
 
 * tokens are lower-cased words (``\\w+``) and single punctuation marks, plus two special tokens
   (like BERT's [CLS] and [SEP]) and the spec's prefix: ``count_tokens("Hi, Maya!") == 4 + 2``;
-* a vector is a hashed bag of the words of the first ``max_tokens`` tokens (anything later
-  is cut off, as a real model truncates), each word also adding its character trigrams at a
-  lower weight and a few very common English words counting only a little. Every entry is >= 0,
-  so no two texts are less similar than unrelated (cosine >= 0, as with real sentence embedders),
-  and texts are similar as far as they share words (and, less, parts of words), so a question sharing rare words with
-  one message finds that message, and a test can say which passage must come first.
+* a vector is a hashed bag of the words among the first ``max_tokens`` tokens (later ones are cut
+  off, as a real model truncates): each word adds 1 in its slot (a few very common English words
+  0.1) and its character trigrams, in slots of their own, half as much. Every entry is >= 0, so the
+  cosine of two texts is >= 0, as with real sentence embedders, and grows with the words (and, less,
+  the parts of words) they share: a question sharing rare words with one message finds that
+  message, and a test can say which passage must come first.
 
-The hash is blake2b, not Python's ``hash`` (salted per process), so vectors are the same in every run.
-The embedder also records what it was asked to embed, so a test can tell which passages an
-import embedded, and how many batches.
+2048 dimensions, not the 64-256 a toy would have: a chat of a few dozen lines already has some 200
+different words, and in fewer slots they collide so often that chance, not shared words, ranks the
+passages. The hash is blake2b, not Python's ``hash`` (salted per process), so vectors are the same in
+every run. The embedder records what it was asked to embed, so a test can tell which passages an
+import embedded, and in how many batches.
 """
 
 from __future__ import annotations
