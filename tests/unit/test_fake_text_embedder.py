@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from gallery_app.core.chat.chunking import TokenCounter
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
@@ -78,8 +77,8 @@ def test_it_records_what_it_embedded():
     assert (embedder.passages, embedder.batches, embedder.queries, embedder.longest_passage) == ([], [], [], 0)
 
 
-@pytest.mark.parametrize("prefix", ["query: "])
-def test_a_query_prefix_goes_into_queries_only(prefix):
+def test_a_query_prefix_goes_into_queries_only():
+    prefix = "query: "
     embedder = WordHashEmbedder(query_prefix=prefix)
     assert not np.array_equal(embedder.embed_query("kayak"), embedder.embed_passages(["kayak"])[0])
     assert np.array_equal(embedder.embed_query("kayak"), WordHashEmbedder().embed_query(prefix + "kayak"))
