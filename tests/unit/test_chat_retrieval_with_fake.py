@@ -1,0 +1,165 @@
+"""Finding passages with the word-hash test embedder, whose similarities are shared words, so rankings can be asserted.
+
+The fast twin of tests/e2e/test_chat_retrieval.py (real MiniLM there). Everything goes through
+``ChatRetriever.retrieve``: rare words, the chats asked, a day named in the question, a follow-up
+near the previous answer, passages not embedded yet, and ``min_score``.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from gallery_app.core.chat.importer import import_chat, reindex
+from gallery_app.core.chat.question_dates import DaySpan
+from gallery_app.core.chat.retrieval import ChatRetriever
+from gallery_app.core.errors import Cancelled
+from gallery_app.core.store import open_store
+from tests.small_chats import JONAS, LIGHTHOUSE
+from tests.text_embedders import WordHashEmbedder, write_chat
+
+EMBEDDER = WordHashEmbedder()
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    """Both small chats imported once, for the read-only tests: (conn, trip's chat id, Jonas's chat id)."""
+    folder = tmp_path_factory.mktemp("library")
+    conn = open_store(folder / "gallery.db")
+    trip = import_chat(conn, write_chat(folder / "lighthouse_trip", LIGHTHOUSE), EMBEDDER).chat_id
+    flat = import_chat(conn, write_chat(folder, JONAS, "WhatsApp Chat with Jonas.txt"), EMBEDDER).chat_id
+    yield conn, trip, flat
+    conn.close()
+
+
+def retrieve(library, question: str, **kwargs):
+    conn, _trip, _flat = library
+    return ChatRetriever(conn, EMBEDDER).retrieve(question, **kwargs)
+
+
+def rank_of(retrieval, words: str) -> int | None:
+    """1-based rank of the first passage containing ``words``."""
+    return next((rank for rank, m in enumerate(retrieval.matches, 1) if words in m.text), None)
+
+
+@pytest.mark.parametrize("question, expected, day", [
+    ("Who is bringing the inflatable kayak?", "Daniel: I'll bring the inflatable kayak", "2024-04-14"),
+    ("What is the rent, and are bills included?", "Jonas: 950 a month, bills not included", "2024-04-15"),
+    ("Where were the huge dumplings?", "Maya: Dinner at the noodle bar was lovely tonight", "2024-04-03"),
+])
+def test_a_question_sharing_rare_words_with_one_message_finds_its_passage_first(library, question, expected, day):
+    conn, trip, flat = library
+    found = retrieve(library, question, k=4)
+    best = found.matches[0]
+    assert expected in best.text and best.day == day
+    assert best.chat_title == ("Jonas" if best.chat_id == flat else "Lighthouse trip")
+    assert expected in best.excerpt  # the lines the person is shown first
+    assert set(best.focus_message_ids) <= set(best.message_ids)
+    assert 0 < best.similarity <= 1 and best.similarity == max(m.similarity for m in found.matches)
+    assert found.unindexed == 0 and found.spans == []
+
+
+def test_k_caps_the_matches_best_first(library):
+    many = retrieve(library, "Who is bringing the inflatable kayak?", k=20)
+    assert len(many.matches) == many.passage_count > 4
+    assert [m.chunk_id for m in retrieve(library, "Who is bringing the inflatable kayak?", k=2).matches] == \
+        [m.chunk_id for m in many.matches[:2]]
+    assert [m.score for m in many.matches] == sorted((m.score for m in many.matches), reverse=True)
+
+
+def test_chats_restricts_the_search_to_those_chats(library):
+    conn, trip, flat = library
+    everywhere = retrieve(library, "ferry", k=3)
+    assert {m.chat_id for m in everywhere.matches} == {trip, flat}
+    assert everywhere.describe() == "Found 3 passages in 2 chats"
+
+    only_flat = retrieve(library, "ferry", k=3, chats=[flat])
+    assert {m.chat_id for m in only_flat.matches} == {flat} and only_flat.describe() == "Found 3 passages in 1 chat"
+    assert "The ferry was cancelled" in only_flat.matches[0].text
+    only_trip = retrieve(library, "ferry", k=3, chats=[trip])
+    assert {m.chat_id for m in only_trip.matches} == {trip}
+    assert all("Jonas" not in m.text for m in only_trip.matches)
+    # Both chats named is the same as no restriction (another code path than one chat).
+    both = retrieve(library, "ferry", k=3, chats=[trip, flat])
+    assert [m.chunk_id for m in both.matches] == [m.chunk_id for m in everywhere.matches]
+    nowhere = retrieve(library, "ferry", k=3, chats=[999])
+    assert nowhere.matches == [] and nowhere.describe() == "No passages found."
+
+
+@pytest.mark.parametrize("day, other_day, words", [("3 April", "2024-04-17", "noodle bar"),
+                                                    ("17 April", "2024-04-03", "pizza place")])
+def test_a_named_day_lifts_the_passages_on_that_day(library, day, other_day, words):
+    conn, trip, _flat = library
+    # Without a day the two dinners are about as good as each other.
+    undated = retrieve(library, "Where did we have dinner?", k=2, chats=[trip])
+    assert {rank_of(undated, "noodle bar"), rank_of(undated, "pizza place")} == {1, 2}
+
+    found = retrieve(library, f"Where did we have dinner on {day}?", k=4, chats=[trip])
+    assert words in found.matches[0].text
+    assert found.matches[0].score - next(m.score for m in found.matches if m.day == other_day) > 1.0
+    named = date(2024, 4, int(day.split()[0]))
+    assert found.spans == [DaySpan(named, named)]
+
+
+@pytest.mark.parametrize("day", [3, 5, 7, 10, 14, 17, 24])
+def test_what_happened_on_a_day_shows_that_days_passages_first(library, day):
+    """A question that is only a date shares no words with any passage: the day named is what ranks them.
+
+    (Its few chance similarities, z-scored, still put one other passage ahead at most.)
+    """
+    conn, trip, _flat = library
+    found = retrieve(library, f"What happened on {day} April?", k=2, chats=[trip])
+    assert f"2024-04-{day:02d}" in [m.day for m in found.matches]
+
+
+def test_a_follow_up_lifts_passages_near_the_previous_answer(library):
+    """"And the ferry?" after the cottage's booking means the trip's ferry, three hours after it, not Maya's commute."""
+    previous = retrieve(library, "Who booked the cottage and paid the deposit?", k=3)
+    assert "Priya: I booked the lighthouse cottage" in previous.matches[0].text
+    trip_ferry, commute = "leaves Penzance at 9:15", "Missed the ferry to work"
+
+    alone = retrieve(library, "And the ferry?", k=6)
+    assert rank_of(alone, commute) < rank_of(alone, trip_ferry)
+    near = retrieve(library, "And the ferry?", k=6, follow_up_of=previous.matches)
+    assert rank_of(near, trip_ferry) < rank_of(near, commute)
+    # As ChatSession asks a follow-up: with the previous question too, and near its answer.
+    follow_up = retrieve(library, "And the ferry?", k=6,
+                         context_query="Who booked the cottage and paid the deposit? And the ferry?",
+                         follow_up_of=previous.matches)
+    assert rank_of(follow_up, trip_ferry) < rank_of(follow_up, commute)
+    # A follow-up without a day of its own keeps the day of the question it follows.
+    dated = retrieve(library, "And who came?", k=3, context_query="What happened on 17 April? And who came?")
+    assert dated.spans == [DaySpan(date(2024, 4, 17), date(2024, 4, 17))]
+
+
+def test_unindexed_counts_the_windows_a_cancelled_import_did_not_embed(tmp_path):
+    conn = open_store(tmp_path / "gallery.db")
+    embedder = WordHashEmbedder()
+    trip = import_chat(conn, write_chat(tmp_path / "lighthouse_trip", LIGHTHOUSE), embedder)
+    answers = iter([False])  # Jonas's messages are saved, then the import is cancelled before embedding
+    with pytest.raises(Cancelled):
+        import_chat(conn, write_chat(tmp_path, JONAS, "WhatsApp Chat with Jonas.txt"), embedder,
+                    cancel=lambda: next(answers, True))
+    jonas_windows = conn.execute("SELECT count(*) FROM chunk_windows").fetchone()[0] - trip.windows_added
+
+    found = ChatRetriever(conn, embedder).retrieve("What is the rent, and are bills included?", k=3)
+    assert found.unindexed == jonas_windows > 0
+    assert found.matches and all(m.chat_title == "Lighthouse trip" for m in found.matches)  # the trip still answers
+    assert ChatRetriever(conn, embedder).retrieve("kayak", min_score=1.01).unindexed == jonas_windows
+
+    assert reindex(conn, embedder) == jonas_windows
+    found = ChatRetriever(conn, embedder).retrieve("What is the rent, and are bills included?", k=3)
+    assert found.unindexed == 0 and "950 a month" in found.matches[0].text
+    conn.close()
+
+
+def test_min_score_keeps_only_passages_at_least_that_similar(library):
+    everything = retrieve(library, "ferry", k=20)
+    best, second = sorted({m.similarity for m in everything.matches}, reverse=True)[:2]
+    threshold = (best + second) / 2
+    kept = retrieve(library, "ferry", k=20, min_score=threshold)
+    assert [m.chunk_id for m in kept.matches] == [m.chunk_id for m in everything.matches if m.similarity >= threshold]
+    assert len(kept.matches) == 1 and kept.matches[0].similarity == best
+    nothing = retrieve(library, "ferry", k=20, min_score=1.01)
+    assert nothing.matches == [] and nothing.describe() == "No passages found." and nothing.unindexed == 0
