@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gallery_app.core.chat.importer import EMBED_BATCH, import_chat, missing_vectors, reindex
+from gallery_app.core.chat.importer import EMBED_BATCH, import_chat, reindex
+from gallery_app.core.chat.repository import missing_window_vectors
 from gallery_app.core.chat.retrieval import ChatRetriever
 from gallery_app.core.errors import Cancelled
 from gallery_app.core.store import open_store
@@ -56,7 +57,7 @@ def test_a_crash_while_embedding_keeps_the_finished_batches_and_a_rerun_complete
         import_chat(store, DEMO_CHAT, BreaksAfter(2))
     partial = contents(store)
     assert partial["messages"] == 432 and partial["units"] == expected["units"] == UNITS
-    assert partial["vectors"] == 2 * EMBED_BATCH and missing_vectors(store, HashEmbedder()) == UNITS - 64
+    assert partial["vectors"] == 2 * EMBED_BATCH and missing_window_vectors(store, HashEmbedder()) == UNITS - 64
     assert store.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
     again = import_chat(store, DEMO_CHAT, HashEmbedder())
@@ -80,7 +81,7 @@ def test_cancel_while_embedding_keeps_finished_batches(store):
     assert str(cancelled.value) == ("The import was cancelled: the messages are saved, 64 of 122 passages were "
                                     "embedded and are kept. Import the same file again to finish.")
     assert store.execute(f"SELECT count(*) FROM {VECTORS}").fetchone()[0] == 64
-    assert reindex(store, HashEmbedder()) == UNITS - 64 and missing_vectors(store, HashEmbedder()) == 0
+    assert reindex(store, HashEmbedder()) == UNITS - 64 and missing_window_vectors(store, HashEmbedder()) == 0
 
 
 def test_search_works_on_a_partly_embedded_chat(store):
@@ -132,6 +133,6 @@ def test_units_replaced_while_being_embedded_get_no_stale_vectors(store, db_path
     assert embedder.interfered
     orphans = store.execute(
         f"SELECT count(*) FROM {VECTORS} v LEFT JOIN chunk_windows w ON w.id = v.rowid WHERE w.id IS NULL").fetchone()[0]
-    assert orphans == 0 and missing_vectors(store, HashEmbedder()) == 0
+    assert orphans == 0 and missing_window_vectors(store, HashEmbedder()) == 0
     for text, blob in store.execute(f"SELECT w.text, v.embedding FROM chunk_windows w JOIN {VECTORS} v ON v.rowid = w.id"):
         assert blob == HashEmbedder().embed_passages([text])[0].tobytes(), text

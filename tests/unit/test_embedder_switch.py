@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gallery_app.core.chat.embedder_switch import switch_embedder
-from gallery_app.core.chat.importer import import_chat, missing_vectors
+from gallery_app.core.chat.importer import import_chat
+from gallery_app.core.chat.repository import missing_window_vectors
 from gallery_app.core.chat.retrieval import ChatRetriever
 from gallery_app.core.errors import Cancelled
 from gallery_app.core.models import choices
@@ -43,7 +44,8 @@ def test_every_unit_gets_the_new_embedders_vector_and_then_it_is_the_one_used(li
     path, conn = library
     units = conn.execute("SELECT count(*) FROM chunk_windows").fetchone()[0]
     assert switch_embedder(conn, OtherEmbedder(), "test-hash-other") == units
-    assert missing_vectors(conn, OtherEmbedder()) == 0 and missing_vectors(conn, HashEmbedder()) == 0
+    assert missing_window_vectors(conn, OtherEmbedder()) == 0
+    assert missing_window_vectors(conn, HashEmbedder()) == 0
     assert choices.chosen(Role.TEXT_EMBEDDER) == "test-hash-other"
     assert len(found(conn, OtherEmbedder())) == 4
 
@@ -72,7 +74,7 @@ def test_a_cancelled_switch_leaves_the_old_embedder_in_use_and_the_next_run_fini
         switch_embedder(conn, OtherEmbedder(), "test-hash-other", progress=lambda *p: progress.append(p),
                         cancel=lambda: len(progress) >= 2)
     assert choices.chosen(Role.TEXT_EMBEDDER) == "test-hash-words"
-    left = missing_vectors(conn, OtherEmbedder())
+    left = missing_window_vectors(conn, OtherEmbedder())
     assert 0 < left < units
     assert found(conn, HashEmbedder())  # search as before
     assert switch_embedder(conn, OtherEmbedder(), "test-hash-other") == left  # only what was missing
@@ -94,7 +96,7 @@ def test_a_chat_imported_during_the_switch_is_embedded_before_it(library, tmp_pa
     switch_embedder(conn, OtherEmbedder(), "test-hash-other", progress=import_meanwhile)
     importer.close()
     assert imported and imported[0].messages_added == 432
-    assert missing_vectors(conn, OtherEmbedder()) == 0
+    assert missing_window_vectors(conn, OtherEmbedder()) == 0
     assert choices.chosen(Role.TEXT_EMBEDDER) == "test-hash-other"
 
 
@@ -106,3 +108,12 @@ def test_a_stopped_switch_says_what_is_left_and_that_search_is_unchanged(library
     assert stopped.value.message == (f"The switch to test-hash-other was stopped with {units:,} passages still to "
                                      "embed; search keeps using the text embedder it had.")
     assert "what was embedded is kept" in stopped.value.hint
+
+
+def test_searching_with_an_embedder_that_embedded_nothing_yet_creates_no_table(library):
+    path, conn = library
+    tables = conn.execute("SELECT count(*) FROM vector_tables").fetchone()[0]
+    result = ChatRetriever(conn, OtherEmbedder()).retrieve(QUESTION, k=4)
+    assert result.matches == [] and result.unindexed == conn.execute("SELECT count(*) FROM chunk_windows").fetchone()[0]
+    assert missing_window_vectors(conn, OtherEmbedder()) == result.unindexed
+    assert conn.execute("SELECT count(*) FROM vector_tables").fetchone()[0] == tables

@@ -14,7 +14,8 @@ from collections.abc import Callable
 
 import apsw
 
-from gallery_app.core.chat.importer import ImportEstimate, ImportProgress, missing_vectors, reindex
+from gallery_app.core.chat.importer import ImportEstimate, ImportProgress, reindex
+from gallery_app.core.chat.repository import missing_window_vectors
 from gallery_app.core.errors import Cancelled
 from gallery_app.core.models import choices
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
@@ -35,9 +36,9 @@ def switch_embedder(conn: apsw.Connection, embedder: TextEmbedder, setting: str,
             spec = getattr(embedder, "spec", None)
             raise Cancelled(
                 f"The switch to {spec.name if spec else embedder.model_key} was stopped with "
-                f"{missing_vectors(conn, embedder):,} passages still to embed; search keeps using the "
+                f"{missing_window_vectors(conn, embedder):,} passages still to embed; search keeps using the "
                 "text embedder it had.", hint="Run it again to continue: what was embedded is kept.") from None
         with atomic(conn):
-            if missing_vectors(conn, embedder) == 0:
+            if missing_window_vectors(conn, embedder) == 0:
                 choices.choose(Role.TEXT_EMBEDDER, setting)
                 return embedded
