@@ -30,7 +30,7 @@ from gallery_app.core.chat.chunking import Chunk, ChunkingConfig, ChunkInput, ch
 from gallery_app.core.chat.export_file import ChatExport, ChatFileError, read_export
 from gallery_app.core.chat.messages import Message, MessageKind, ParsedChat
 from gallery_app.core.chat.repository import (
-    add_chat, add_messages, chat_title, ensure_window_table, find_same_chat, messages_on_days,
+    add_chat, add_messages, chat_participants, chat_title, ensure_window_table, find_same_chat, messages_on_days,
     record_import, replace_chunks, store_window_vectors, windows_without_vectors,
 )
 from gallery_app.core.chat.whatsapp import parse_chat_text
@@ -207,7 +207,7 @@ def import_chat(conn: apsw.Connection, source: Path | ChatExport, embedder: Text
     stamps = [m.timestamp for m in messages if m.kind is not MessageKind.SYSTEM]
     return ImportSummary(
         chat_id=chat_id, title=chat_title(conn, chat_id), new_chat=new_chat, messages_in_file=len(messages),
-        messages_added=len(plan.fresh), participants=parsed.participants,
+        messages_added=len(plan.fresh), participants=chat_participants(conn, [chat_id]),
         first=min(stamps) if stamps else None, last=max(stamps) if stamps else None,
         skipped_lines=len(parsed.skipped_lines), attachments=len(parsed.attachments),
         media_placeholders=sum(m.kind is MessageKind.MEDIA for m in messages), passages_added=len(plan.chunks),
