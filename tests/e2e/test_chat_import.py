@@ -185,7 +185,7 @@ def test_a_killed_import_keeps_its_messages_and_a_rerun_embeds_only_the_rest(tmp
         child.wait(30)
     conn = open_store(database)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    assert counts(conn) == counts(reference)  # messages, passages and units went in first, whole
+    assert counts(conn) == counts(reference)  # messages, passages and windows went in first, whole
     assert 64 <= vectors_stored(database) < whole.windows_added
     left = missing_window_vectors(conn, minilm)
 

@@ -2,8 +2,8 @@
 
 Each embedder has its own vector table, so the new one is filled beside the old: search (which uses
 the embedder chosen, ``models.choices``) keeps the old table until the new one holds a vector for
-every search unit. Then, under the write lock, so that no import can add a unit between the check
-and the switch, the new embedder becomes the one chosen. An import that ran meanwhile added units to
+every window. Then, under the write lock, so that no import can add a window between the check and
+the switch, the new embedder becomes the one chosen. An import that ran meanwhile added windows to
 the old table only; they are embedded before the switch. Cancelled or killed, the old embedder stays
 in use and the next run embeds only what is still missing (the batches are committed one by one).
 """
@@ -26,8 +26,8 @@ from gallery_app.core.store import atomic
 def switch_embedder(conn: apsw.Connection, embedder: TextEmbedder, setting: str, *,
                     progress: ImportProgress | None = None, cancel: Callable[[], bool] | None = None,
                     on_estimate: Callable[[ImportEstimate], None] | None = None) -> int:
-    """Embeds every unit ``embedder`` lacks, then makes ``setting`` the text embedder used; returns how many
-    units it embedded. ``Cancelled`` (from ``cancel``) leaves the embedder used as it was."""
+    """Embeds every window ``embedder`` lacks, then makes ``setting`` the text embedder used; returns how many
+    windows it embedded. ``Cancelled`` (from ``cancel``) leaves the embedder used as it was."""
     embedded = 0
     while True:
         try:

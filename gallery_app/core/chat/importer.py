@@ -1,11 +1,11 @@
-"""Importing a WhatsApp export: parse → messages → passages → embeddings → store, in resumable steps.
+"""Importing a WhatsApp export: parse → messages → passages → windows → embeddings, in resumable steps.
 
-Two kinds of step write. First one transaction stores the new messages with their passages and
-search units, after finding under the same write lock which chat they belong to (so the same
-export imported twice at once is one chat). Then the units are embedded a batch at a time, each
-batch committed with its vectors: a cancelled or killed import keeps what it finished, and
-importing the file again (or ``reindex``) embeds only the units still missing. Search meanwhile
-works on the units that have vectors and counts the others as not indexed yet; each write
+Two kinds of step write, both through ``repository``. First one transaction stores the new messages
+with their passages and windows, after finding under the same write lock which chat they belong to
+(so the same export imported twice at once is one chat). Then the windows are embedded a batch at a
+time, each batch committed with its vectors: a cancelled or killed import keeps what it finished,
+and importing the file again (or ``reindex``) embeds only the windows still missing. Search meanwhile
+works on the windows that have vectors and counts the others as not indexed yet; each write
 transaction is short, so other writers wait seconds, not the hours a large chat takes to embed.
 The same export imported twice adds nothing; a longer export of a chat already here adds only its
 new messages, and only the days that gained messages are cut into passages again.
@@ -154,7 +154,7 @@ def _plan(conn: apsw.Connection, keys: list[str], messages: list[Message], embed
                if (item := _chunkable(_provisional_id(index), m.timestamp, m.sender, m.text, m.kind))]
     inputs.sort(key=lambda item: (item.timestamp, item.id >= 0, abs(item.id)))
     chunks = chunk_messages(inputs, embedder.count_tokens, max_tokens=embedder.max_tokens, config=config)
-    return _Plan(chat_id, known, fresh, affected_days, chunks, [chunk.search_units(config) for chunk in chunks])
+    return _Plan(chat_id, known, fresh, affected_days, chunks, [chunk.windows(config) for chunk in chunks])
 
 
 def import_chat(conn: apsw.Connection, source: Path | ChatExport, embedder: TextEmbedder, *,

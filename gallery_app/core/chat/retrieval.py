@@ -1,8 +1,8 @@
 """Finding the passages that answer a question.
 
-Every search unit of the chats asked (single messages, sentence groups of long messages, windows
-of a few messages: see ``Chunk.search_units``) is scored against the question, and a passage is
-as good as its best unit. Scores are taken relative to the question's own spread over the chat
+Every window of the chats asked (a few consecutive messages, a long message alone, a group of its
+sentences: see ``Chunk.windows``) is scored against the question, and a passage is as good as its
+best window. Scores are taken relative to the question's own spread over the chat
 (z-scores), because what a similarity of 0.82 means differs per embedder and per question; that
 makes two more signals addable on one scale:
 
@@ -35,18 +35,18 @@ from gallery_app.core.chat.repository import (
 )
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
 
-#: Messages either side of the best unit that go into a match's excerpt.
+#: Messages either side of the best window that go into a match's excerpt.
 EXCERPT_MARGIN = 1
 RRF_K = 60
-#: Lift (in standard deviations of the question's unit scores) for a passage on a day the question
+#: Lift (in standard deviations of the question's window scores) for a passage on a day the question
 #: names, and on the day either side of it; a month or longer span lifts half as much.
 DATE_LIFT = 2.0
 DATE_NEAR_LIFT = 1.0
 #: A question word in at most this share of the passages is rare; each one a passage shares lifts it.
 RARE_SHARE = 0.01
 RARE_WORD_LIFT = 0.75
-#: A language needs this many units to be scored on its own scale.
-MIN_LANGUAGE_UNITS = 30
+#: A language needs this many windows to be scored on its own scale.
+MIN_LANGUAGE_WINDOWS = 30
 #: Messages before this hour count for the day before too, when a question names a day.
 NIGHT_ENDS = timedelta(hours=5)
 #: Lift for a follow-up's passages within NEAR_HOURS of the previous answer's best passages.
@@ -66,13 +66,13 @@ class Match:
     senders: list[str]
     text: str
     message_ids: list[int]
-    #: Cosine similarity of the passage's best unit to the query (1 − cosine distance).
+    #: Cosine similarity of the passage's best window to the query (1 − cosine distance).
     similarity: float
     #: The score the matches are ordered by.
     score: float
-    #: The messages of the best-matching unit: what to highlight, and the core of the LLM's context.
+    #: The messages of the best-matching window: what to highlight, and the core of the LLM's context.
     focus_message_ids: list[int] = field(default_factory=list)
-    #: ``Name: text`` lines of the focus unit and one message either side (within the passage).
+    #: ``Name: text`` lines of the focus window and one message either side (within the passage).
     excerpt: str = ""
 
 
@@ -109,10 +109,10 @@ def fts_query(text: str) -> str | None:
 
 @dataclass
 class _Scored:
-    """Per passage of the chats searched: its best unit, that unit's similarity, and its score."""
+    """Per passage of the chats searched: its best window, that window's similarity, and its score."""
 
     chunk_ids: np.ndarray
-    best_unit: np.ndarray
+    best_window: np.ndarray
     similarity: np.ndarray
     score: np.ndarray
     days: np.ndarray
@@ -121,14 +121,14 @@ class _Scored:
 _LANGUAGES: dict[tuple, dict[int, str]] = {}
 
 
-def _unit_languages(conn: apsw.Connection, rowids: np.ndarray) -> np.ndarray:
-    """Each unit's language guess, cached per database and set of units (they change only on import)."""
+def _window_languages(conn: apsw.Connection, window_ids: np.ndarray) -> np.ndarray:
+    """Each window's language guess, cached per database and set of windows (they change only on import)."""
     key = (conn.filename, *window_count_and_newest(conn))
     if key not in _LANGUAGES:
         _LANGUAGES.clear()  # one database at a time in practice; never grows
-        _LANGUAGES[key] = {unit_id: guess_language(text) for unit_id, text in window_texts(conn).items()}
+        _LANGUAGES[key] = {window_id: guess_language(text) for window_id, text in window_texts(conn).items()}
     languages = _LANGUAGES[key]
-    return np.array([languages.get(int(r), "") for r in rowids], dtype=object)
+    return np.array([languages.get(int(r), "") for r in window_ids], dtype=object)
 
 
 def _z(scores: np.ndarray) -> np.ndarray:
@@ -149,33 +149,33 @@ class ChatRetriever:
 
     # --- scoring ------------------------------------------------------------------------------
     def _score(self, queries: np.ndarray, chats: Sequence[int] | None) -> _Scored | None:
-        windows = window_similarities(self.conn, self.embedder, queries, chats)
-        if windows is None:
+        found = window_similarities(self.conn, self.embedder, queries, chats)
+        if found is None:
             return None
-        rowids, unit_scores = windows.window_ids, windows.scores
-        # Each query's scores on its own scale; a unit counts by the query that found it best.
+        window_ids, window_scores = found.window_ids, found.scores
+        # Each query's scores on its own scale; a window counts by the query that found it best.
         if self.by_language:
-            combined = self._z_by_language(rowids, unit_scores).max(axis=1)
+            combined = self._z_by_language(window_ids, window_scores).max(axis=1)
         else:
-            combined = _z(unit_scores).max(axis=1)
-        raw = unit_scores.max(axis=1)
-        chunk_of_unit = windows.chunk_ids
-        # Best unit per passage: sort units by passage, then by score within it; the last of each run wins.
-        order = np.lexsort((combined, chunk_of_unit))
-        last_of_run = np.r_[chunk_of_unit[order][1:] != chunk_of_unit[order][:-1], True]
+            combined = _z(window_scores).max(axis=1)
+        raw = window_scores.max(axis=1)
+        chunk_of_window = found.chunk_ids
+        # Best window per passage: sort windows by passage, then by score within it; the last of each run wins.
+        order = np.lexsort((combined, chunk_of_window))
+        last_of_run = np.r_[chunk_of_window[order][1:] != chunk_of_window[order][:-1], True]
         best = order[last_of_run]
-        return _Scored(chunk_of_unit[best], rowids[best], raw[best], combined[best].astype(np.float64),
-                       windows.days[best])
+        return _Scored(chunk_of_window[best], window_ids[best], raw[best], combined[best].astype(np.float64),
+                       found.days[best])
 
-    def _z_by_language(self, rowids: np.ndarray, unit_scores: np.ndarray) -> np.ndarray:
-        """z-scores within each language's units: a question scores every unit in its own language
+    def _z_by_language(self, window_ids: np.ndarray, window_scores: np.ndarray) -> np.ndarray:
+        """z-scores within each language's windows: a question scores every window in its own language
         higher than any in another, so the best Spanish message must be compared with Spanish ones."""
-        languages = _unit_languages(self.conn, rowids)
-        z = _z(unit_scores)
+        languages = _window_languages(self.conn, window_ids)
+        z = _z(window_scores)
         for language in set(languages.tolist()):
             members = languages == language
-            if members.sum() >= MIN_LANGUAGE_UNITS:
-                z[members] = _z(unit_scores[members])
+            if members.sum() >= MIN_LANGUAGE_WINDOWS:
+                z[members] = _z(window_scores[members])
         return z
 
     def _chunk_times(self) -> dict[int, tuple[datetime, datetime]]:
@@ -200,15 +200,15 @@ class ChatRetriever:
     def _lift_neighbourhood(self, scored: _Scored, anchors: Sequence[Match]) -> None:
         times = self._chunk_times()
         near = timedelta(hours=NEAR_HOURS)
-        windows = [times[m.chunk_id] for m in anchors[:FOLLOW_UP_ANCHORS] if m.chunk_id in times]
-        if not windows:
+        anchor_times = [times[m.chunk_id] for m in anchors[:FOLLOW_UP_ANCHORS] if m.chunk_id in times]
+        if not anchor_times:
             return
         lift = np.zeros(len(scored.chunk_ids))
         for position, chunk_id in enumerate(scored.chunk_ids.tolist()):
             first, last = times.get(chunk_id, (None, None))
             if first is None:
                 continue
-            if any(last >= start - near and first <= end + near for start, end in windows):
+            if any(last >= start - near and first <= end + near for start, end in anchor_times):
                 lift[position] = FOLLOW_UP_LIFT
         scored.score += lift
 
@@ -295,11 +295,11 @@ class ChatRetriever:
             final_score = {p: float(scored.score[p]) for p in chosen_positions}
         chosen = [int(scored.chunk_ids[p]) for p in chosen_positions]
         chunks = chunks_by_id(self.conn, chosen)
-        focus = window_messages(self.conn, [int(scored.best_unit[p]) for p in chosen_positions])
+        focus = window_messages(self.conn, [int(scored.best_window[p]) for p in chosen_positions])
         titles = chat_titles(self.conn)
         for position, chunk_id in zip(chosen_positions, chosen):
             chunk = chunks[chunk_id]
-            focus_ids = focus.get(int(scored.best_unit[position]), [])
+            focus_ids = focus.get(int(scored.best_window[position]), [])
             result.matches.append(Match(chunk_id, chunk.chat_id, titles.get(chunk.chat_id, ""), chunk.day,
                                         chunk.senders, chunk.text, chunk.message_ids,
                                         float(scored.similarity[position]), final_score[position], focus_ids,
