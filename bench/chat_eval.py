@@ -143,13 +143,14 @@ class ImportedChat:
 
 def import_for_eval(chat: Path, embedder, config) -> ImportedChat:
     from gallery_app.core.chat.importer import import_chat
+    from gallery_app.core.chat.repository import chat_messages
     from gallery_app.core.store import open_store
 
     conn = open_store(Path(tempfile.mkdtemp(prefix="chat-eval-db-")) / "eval.db")
     started = time.perf_counter()
     summary = import_chat(conn, chat, embedder, config=config)
     seconds = time.perf_counter() - started
-    line_to_message = dict(conn.execute("SELECT source_line, id FROM messages WHERE chat_id = ?", (summary.chat_id,)))
+    line_to_message = {message.line: message.id for message in chat_messages(conn, summary.chat_id)}
     return ImportedChat(conn, summary.chat_id, line_to_message, seconds, summary)
 
 
