@@ -306,7 +306,7 @@ def ensure_window_table(conn: apsw.Connection, embedder: TextEmbedder) -> Vector
     return ensure_vector_table(conn, WINDOW_KIND, embedder.model_key, embedder.dims, metadata=WINDOW_METADATA)
 
 
-def existing_window_table(conn: apsw.Connection, embedder: TextEmbedder) -> VectorTable | None:
+def _existing_window_table(conn: apsw.Connection, embedder: TextEmbedder) -> VectorTable | None:
     """The embedder's vector table if it has one (checked as ``ensure_window_table`` checks it), else None."""
     if get_vector_table(conn, WINDOW_KIND, embedder.model_key) is None:
         return None
@@ -315,14 +315,14 @@ def existing_window_table(conn: apsw.Connection, embedder: TextEmbedder) -> Vect
 
 def missing_window_vectors(conn: apsw.Connection, embedder: TextEmbedder) -> int:
     """How many windows the embedder has not embedded yet (e.g. after switching models)."""
-    table = existing_window_table(conn, embedder)
+    table = _existing_window_table(conn, embedder)
     missing = f" WHERE id NOT IN (SELECT rowid FROM {table.name})" if table is not None else ""
     return conn.execute(f"SELECT count(*) FROM chunk_windows{missing}").fetchone()[0]
 
 
 def windows_without_vectors(conn: apsw.Connection, embedder: TextEmbedder, chat_id: int | None = None) -> list[Window]:
     """The windows (of ``chat_id``, or all) the embedder has not embedded yet, oldest first."""
-    table = existing_window_table(conn, embedder)
+    table = _existing_window_table(conn, embedder)
     conditions = ([f"w.id NOT IN (SELECT rowid FROM {table.name})"] if table is not None else []) + (
         ["c.chat_id = ?"] if chat_id is not None else [])
     where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
@@ -361,7 +361,7 @@ def _delete_window_vectors_everywhere(conn: apsw.Connection, window_ids: list[in
 def window_similarities(conn: apsw.Connection, embedder: TextEmbedder, queries: np.ndarray,
                         chats: Sequence[int] | None) -> WindowScores | None:
     """Every embedded window of ``chats`` (None: all) scored against each query; None if there is none."""
-    table = existing_window_table(conn, embedder)
+    table = _existing_window_table(conn, embedder)
     if table is None:
         return None
     where = {"chat_id": int(chats[0])} if chats is not None and len(chats) == 1 else None
