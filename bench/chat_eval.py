@@ -59,7 +59,7 @@ def load_questions(path: Path) -> list[dict]:
 
 
 class CachedEmbedder:
-    """An embedder that remembers vectors by text, so trying a retrieval variant re-embeds only new units.
+    """An embedder that remembers vectors by text, so trying a retrieval variant re-embeds only new windows.
 
     For development only (``--cache``): import seconds measured through it are not the app's.
     """
@@ -143,13 +143,14 @@ class ImportedChat:
 
 def import_for_eval(chat: Path, embedder, config) -> ImportedChat:
     from gallery_app.core.chat.importer import import_chat
+    from gallery_app.core.chat.repository import chat_messages
     from gallery_app.core.store import open_store
 
     conn = open_store(Path(tempfile.mkdtemp(prefix="chat-eval-db-")) / "eval.db")
     started = time.perf_counter()
     summary = import_chat(conn, chat, embedder, config=config)
     seconds = time.perf_counter() - started
-    line_to_message = dict(conn.execute("SELECT source_line, id FROM messages WHERE chat_id = ?", (summary.chat_id,)))
+    line_to_message = {message.line: message.id for message in chat_messages(conn, summary.chat_id)}
     return ImportedChat(conn, summary.chat_id, line_to_message, seconds, summary)
 
 
@@ -263,7 +264,7 @@ def print_table(results: list[SetResult], header: str) -> None:
         if result.dont_know:
             extra += f" · \"don't know\" on unanswerable {sum(result.dont_know)}/{len(result.dont_know)}"
         print(f"{result.name:<18} import {seconds:.1f} s: {result.messages} messages, {result.passages} passages, "
-              f"{result.windows} units, {result.windows / max(seconds, 1e-9):.1f} units/s{extra}")
+              f"{result.windows} windows, {result.windows / max(seconds, 1e-9):.1f} windows/s{extra}")
     overall = [f"{r.name} {sum(r.recall['overall'][3]) / max(1, len(r.recall['overall'][3])):.2f}" for r in results]
     print("summary: R@3 " + " · ".join(overall))
 
@@ -292,19 +293,19 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--rare-words", choices=["on", "off"], default=None,
                         help="lift passages sharing a rare word with the question")
     parser.add_argument("--by-language", choices=["on", "off"], default=None,
-                        help="score each language's units on their own scale")
+                        help="score each language's windows on their own scale")
     parser.add_argument("--chunk-tokens", type=int, default=None)
     parser.add_argument("--include-date", action="store_true")
     parser.add_argument("--keep-grids", action="store_true", help="keep emoji grids in passages")
-    parser.add_argument("--window-messages", type=int, default=None, help="messages per search window")
+    parser.add_argument("--window-messages", type=int, default=None, help="consecutive messages per window")
     parser.add_argument("--window-stride", type=int, default=None, help="messages between window starts")
-    parser.add_argument("--message-unit-words", type=int, default=None,
-                        help="messages of at least this many words are units of their own (0: windows only)")
+    parser.add_argument("--message-window-words", type=int, default=None,
+                        help="messages of at least this many words are windows of their own (0: none)")
     parser.add_argument("--passages", type=int, default=6, help="passages given to the LLM")
     parser.add_argument("--context", choices=["excerpts", "passages"], default=None,
                         help="give the LLM focused excerpts or whole passages")
     parser.add_argument("--cache", type=Path, default=None,
-                        help="remember unit vectors in this folder between runs (development; import times lie)")
+                        help="remember window vectors in this folder between runs (development; import times lie)")
     parser.add_argument("--misses", type=Path, default=REPO / ".cache" / "chat_eval_misses.jsonl",
                         help="where every miss is written (default .cache/chat_eval_misses.jsonl)")
     parser.add_argument("--constant", action="append", default=[], metavar="NAME=VALUE",
@@ -360,7 +361,7 @@ def main(argv=None) -> int:
     llm = open_chat_llm(args.llm) if needs_llm else None
     keywords = DEFAULT_USE_KEYWORDS if args.keywords is None else args.keywords == "on"
     overrides = {"max_tokens": args.chunk_tokens, "window_messages": args.window_messages,
-                 "window_stride": args.window_stride, "message_unit_words": args.message_unit_words}
+                 "window_stride": args.window_stride, "message_window_words": args.message_window_words}
     config = ChunkingConfig(include_date=args.include_date, trim_noise=not args.keep_grids,
                             **{k: v for k, v in overrides.items() if v is not None})
     session_options = {"follow_ups": follow_ups, "use_keywords": keywords}
@@ -386,7 +387,7 @@ def main(argv=None) -> int:
         embedder.save()
     header = (f"embedder {embedder.spec.key} · llm {llm.spec.key if llm else '-'} · follow-ups {follow_ups.value} · "
               f"keywords {'on' if keywords else 'off'} · rare words {args.rare_words or 'default'} · by language {args.by_language or 'default'} · passages {config.max_tokens} tokens"
-              f"{' + date' if config.include_date else ''}{'' if config.trim_noise else ' with grids'} · windows {config.window_messages}/{config.window_stride} · message units ≥ {config.message_unit_words} words"
+              f"{' + date' if config.include_date else ''}{'' if config.trim_noise else ' with grids'} · windows {config.window_messages}/{config.window_stride} · message windows ≥ {config.message_window_words} words"
               + "".join(f" · {c}" for c in args.constant)
               + (" · vectors cached (import times are not the app's)" if args.cache else ""))
     print_table(results, header)

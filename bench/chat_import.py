@@ -3,11 +3,11 @@
 What it measures
     ``import_chat`` end to end, as the app runs it: read and parse the export, find new
     messages, cut passages (``chunk_messages``, budgeted with the embedder's own tokenizer),
-    cut each passage into search units, embed the units in batches, then write messages,
-    passages, FTS rows, units and vectors in one transaction. Every run imports into a
-    fresh, empty store (``GALLERY_APP_DATA_DIR`` pointed at a new temporary folder), so each
-    run does the whole work; opening that store is not timed. Throughput is printed as
-    messages (in the file), passages and search units per second of import.
+    cut each passage into windows, write messages, passages, FTS rows and windows in one
+    transaction, then embed the windows and commit their vectors batch by batch. Every run
+    imports into a fresh, empty store (``GALLERY_APP_DATA_DIR`` pointed at a new temporary
+    folder), so each run does the whole work; opening that store is not timed. Throughput is
+    printed as messages (in the file), passages and windows per second of import.
 
 Inside and outside the embedder
     The embedder is wrapped in a timing proxy that adds up ``perf_counter`` time spent in its
@@ -215,7 +215,7 @@ def import_once(chat: Path, embedder: TimedEmbedder, profiler: cProfile.Profile 
 
 # --- report ---------------------------------------------------------------------------------
 
-COLUMNS = (("run", 6), ("total s", 8), ("msgs/s", 8), ("passages/s", 10), ("units/s", 9), ("embed s", 8),
+COLUMNS = (("run", 6), ("total s", 8), ("msgs/s", 8), ("passages/s", 10), ("windows/s", 9), ("embed s", 8),
            ("tokenizer s", 11), ("outside s", 9), ("outside", 8), ("+tokenizer", 10))
 
 
@@ -291,7 +291,7 @@ def measure(chat_path: Path, embedder: TimedEmbedder, args: argparse.Namespace) 
             import_once(chat, embedder, profiler)
     first = runs[0].summary
     print(f"\nchat {chat_path.name}{note}: {first.messages_in_file} messages -> {first.passages_added} passages, "
-          f"{first.windows_added} search units | embedder {embedder.spec.key} (max {embedder.max_tokens} tokens) | "
+          f"{first.windows_added} windows | embedder {embedder.spec.key} (max {embedder.max_tokens} tokens) | "
           f"{runs[0].embed_calls} embed_passages + {runs[0].tokenizer_calls} count_tokens calls per import")
     print(f"{args.repeat} timed imports, each into a fresh store, after a warm-up of the model")
     header = format_row([name for name, _ in COLUMNS])
@@ -327,10 +327,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             summary.append((chat.name, embedder.spec.key, measure(chat, embedder, args)))
         embedder.release()
     print("\nsummary (medians)")
-    print(f"{'chat':<24} {'embedder':<34} {'import s':>9} {'msgs/s':>8} {'units/s':>8} {'in embedder':>11}")
+    print(f"{'chat':<24} {'embedder':<34} {'import s':>9} {'msgs/s':>8} {'windows/s':>9} {'in embedder':>11}")
     for chat, key, median in summary:
         print(f"{chat:<24} {key:<34} {median['total']:>9.1f} {median['messages/s']:>8,.0f} "
-              f"{median['windows/s']:>8,.1f} {1 - median['share']:>11.1%}")
+              f"{median['windows/s']:>9,.1f} {1 - median['share']:>11.1%}")
     return 0
 
 

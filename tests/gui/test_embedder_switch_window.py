@@ -93,7 +93,7 @@ def test_ok_in_settings_starts_the_switch_and_keeps_the_old_embedder_until_it_en
 def test_a_cancelled_switch_keeps_the_old_embedder(qtbot, services):
     before = search(services)
     worker = services.switch_text_embedder("test-hash-other")
-    # On the worker's thread, as its batch ends: the next batch sees it (122 units: 4 batches, progress from the 2nd).
+    # On the worker's thread, as its batch ends: the next batch sees it (122 windows: 4 batches, progress from the 2nd).
     worker.signals.progress.connect(lambda done, total: worker.cancel(), Qt.ConnectionType.DirectConnection)
     with qtbot.waitSignal(worker.signals.finished, timeout=30_000):
         pass

@@ -295,7 +295,8 @@ def tiny_embedder_spec() -> ModelSpec:
 
 
 def test_a_recommended_embedder_is_downloaded_then_every_chat_moves_to_it(qtbot, dialog, slow_hub, monkeypatch):
-    from gallery_app.core.chat.importer import import_chat, missing_vectors
+    from gallery_app.core.chat.importer import import_chat
+    from gallery_app.core.chat.repository import missing_window_vectors
     from gallery_app.core.models import choices, loading
     from tests.chat_helpers import DEMO_CHAT, HashEmbedder
 
@@ -322,4 +323,4 @@ def test_a_recommended_embedder_is_downloaded_then_every_chat_moves_to_it(qtbot,
     qtbot.waitUntil(lambda: services.settings.text_embedder == spec.key, timeout=20_000)  # the switch ended
     assert choices.chosen(Role.TEXT_EMBEDDER) == spec.key
     with services.connect() as conn:
-        assert missing_vectors(conn, TinyEmbedder()) == 0
+        assert missing_window_vectors(conn, TinyEmbedder()) == 0

@@ -1,4 +1,4 @@
-"""Evidence first: answers cite their passages, the best unit's lines are known, a decline shows the closest message."""
+"""Evidence first: answers cite their passages, the best window's lines are known, a decline shows the closest message."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def test_without_markers_the_passages_sharing_the_answers_words_are_cited_else_t
     assert citations("Maya had the room.", ["Maya: hi", "Maya: the room", "Maya: ok"]) == [2]
 
 
-# --- which lines are the best unit -----------------------------------------------------------------
+# --- which lines are the best window ---------------------------------------------------------------
 def _message(message_id: int, sender: str, text: str) -> StoredMessage:
     return StoredMessage(message_id, 1, datetime(2024, 6, 4, 9, message_id), sender, text, MessageKind.TEXT, None, None)
 
@@ -97,7 +97,7 @@ def test_a_chat_log_continuation_becomes_the_decline_and_the_closest_message(cha
     assert answer.declined and not answer.knows
     assert answer.text == (f"{UNSUPPORTED}\n"
                            "Closest message: Daniel, 04 Jun 2024: I put the room on my card, we can sort it out later")
-    assert answer.closest.message_id in answer.retrieval.matches[0].focus_message_ids  # the best unit's message
+    assert answer.closest.message_id in answer.retrieval.matches[0].focus_message_ids  # the best window's message
     assert answer.raw_text == "".join(pieces).strip()  # what the model wrote is kept
     assert not streamed  # none of it reached the person, not even while it was being written
     assert answer.grounding.chat_log
@@ -139,7 +139,7 @@ def test_closest_message_prefers_the_focus_message_sharing_the_questions_words(c
 
 
 # --- the same evidence on the command line ------------------------------------------------------------
-def test_cli_marks_the_best_units_lines_and_prints_sources_or_the_closest_message(chat_store, capsys):
+def test_cli_marks_the_best_windows_lines_and_prints_sources_or_the_closest_message(chat_store, capsys):
     from gallery_app.cli_chat import FOCUS_MARK, _ask as cli_ask
 
     store, embedder = chat_store

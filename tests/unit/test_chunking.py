@@ -86,7 +86,7 @@ def test_a_budget_with_no_room_is_refused():
         chunk_messages(messages(2), count_words, max_tokens=10)
 
 
-# --- search units ---------------------------------------------------------------------------------
+# --- windows --------------------------------------------------------------------------------------
 
 ANNOUNCEMENT = ("Hi all, the trip is confirmed. We leave on Friday at 8 from the station. "
                 "Bring warm clothes because the cabin has no heating. The hotspot costs 12 euros for the weekend. "
@@ -94,7 +94,7 @@ ANNOUNCEMENT = ("Hi all, the trip is confirmed. We leave on Friday at 8 from the
                 "Please pay Ana back for the train tickets before Thursday.")
 
 
-def test_emoji_grids_and_reactions_are_left_out_of_every_search_unit():
+def test_emoji_grids_and_reactions_are_left_out_of_every_window():
     items = [ChunkInput(1, datetime(2022, 1, 23, 12), "Rens", "Woordle 218 3/6\n\n⬛⬛🟨🟨🟨\n🟩🟩🟩🟩🟩"),
              ChunkInput(2, datetime(2022, 1, 23, 12, 1), "Vicky", "😂😂😂"),
              ChunkInput(3, datetime(2022, 1, 23, 12, 2), "Frans", "Poriën mag niet als eerste woord")]
@@ -104,28 +104,28 @@ def test_emoji_grids_and_reactions_are_left_out_of_every_search_unit():
     assert chunk.message_ids == [1, 2, 3]
     (whole,) = chunk_messages(items, count_words, max_tokens=200, config=ChunkingConfig(trim_noise=False))
     assert "🟩" in whole.text
-    units = chunk.search_units(ChunkingConfig())
-    assert units and all("🟩" not in text and "😂" not in text for _ids, text in units)
+    windows = chunk.windows(ChunkingConfig())
+    assert windows and all("🟩" not in text and "😂" not in text for _ids, text in windows)
     assert any(ids == [1, 3] and text == "Rens: Woordle 218 3/6\nFrans: Poriën mag niet als eerste woord"
-               for ids, text in units)
+               for ids, text in windows)
 
 
 def test_a_long_message_is_searched_one_group_of_sentences_at_a_time():
     items = [ChunkInput(1, datetime(2024, 5, 1, 9), "Ana", ANNOUNCEMENT),
              ChunkInput(2, datetime(2024, 5, 1, 9, 5), "Ben", "ok")]
     (chunk,) = chunk_messages(items, count_words, max_tokens=400)
-    units = chunk.search_units(ChunkingConfig(sentence_unit_chars=120))
-    singles = [text for ids, text in units if ids == [1]]
+    windows = chunk.windows(ChunkingConfig(sentence_window_chars=120))
+    singles = [text for ids, text in windows if ids == [1]]
     assert len(singles) >= 3 and all(text.startswith("Ana: ") and len(text) < 200 for text in singles)
     assert any("hotspot costs 12 euros" in text for text in singles)
-    assert any(ids == [1, 2] for ids, _text in units)  # and the window with its reply
+    assert any(ids == [1, 2] for ids, _text in windows)  # and the window with its reply
 
 
-def test_short_messages_are_searched_in_windows_only():
+def test_short_messages_are_searched_only_in_windows_of_consecutive_messages():
     (chunk,) = chunk_messages(messages(6), count_words, max_tokens=200)
-    units = chunk.search_units(ChunkingConfig())
-    assert all(len(ids) > 1 for ids, _text in units)
-    assert [ids for ids, _ in units] == [[1, 2, 3, 4], [3, 4, 5, 6]]
+    windows = chunk.windows(ChunkingConfig())
+    assert all(len(ids) > 1 for ids, _text in windows)
+    assert [ids for ids, _ in windows] == [[1, 2, 3, 4], [3, 4, 5, 6]]
 
 
 def test_a_system_line_reads_without_a_sender():

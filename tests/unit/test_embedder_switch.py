@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gallery_app.core.chat.embedder_switch import switch_embedder
-from gallery_app.core.chat.importer import import_chat, missing_vectors
+from gallery_app.core.chat.importer import import_chat
+from gallery_app.core.chat.repository import missing_window_vectors
 from gallery_app.core.chat.retrieval import ChatRetriever
 from gallery_app.core.errors import Cancelled
 from gallery_app.core.models import choices
@@ -39,11 +40,12 @@ def found(conn, embedder) -> list[int]:
     return [match.chunk_id for match in result.matches]
 
 
-def test_every_unit_gets_the_new_embedders_vector_and_then_it_is_the_one_used(library):
+def test_every_window_gets_the_new_embedders_vector_and_then_it_is_the_one_used(library):
     path, conn = library
-    units = conn.execute("SELECT count(*) FROM chunk_windows").fetchone()[0]
-    assert switch_embedder(conn, OtherEmbedder(), "test-hash-other") == units
-    assert missing_vectors(conn, OtherEmbedder()) == 0 and missing_vectors(conn, HashEmbedder()) == 0
+    windows = conn.execute("SELECT count(*) FROM chunk_windows").fetchone()[0]
+    assert switch_embedder(conn, OtherEmbedder(), "test-hash-other") == windows
+    assert missing_window_vectors(conn, OtherEmbedder()) == 0
+    assert missing_window_vectors(conn, HashEmbedder()) == 0
     assert choices.chosen(Role.TEXT_EMBEDDER) == "test-hash-other"
     assert len(found(conn, OtherEmbedder())) == 4
 
@@ -66,14 +68,14 @@ def test_search_keeps_the_old_embedders_full_results_while_the_new_one_fills(lib
 
 def test_a_cancelled_switch_leaves_the_old_embedder_in_use_and_the_next_run_finishes_it(library):
     path, conn = library
-    units = conn.execute("SELECT count(*) FROM chunk_windows").fetchone()[0]
+    windows = conn.execute("SELECT count(*) FROM chunk_windows").fetchone()[0]
     progress = []
     with pytest.raises(Cancelled):
         switch_embedder(conn, OtherEmbedder(), "test-hash-other", progress=lambda *p: progress.append(p),
                         cancel=lambda: len(progress) >= 2)
     assert choices.chosen(Role.TEXT_EMBEDDER) == "test-hash-words"
-    left = missing_vectors(conn, OtherEmbedder())
-    assert 0 < left < units
+    left = missing_window_vectors(conn, OtherEmbedder())
+    assert 0 < left < windows
     assert found(conn, HashEmbedder())  # search as before
     assert switch_embedder(conn, OtherEmbedder(), "test-hash-other") == left  # only what was missing
     assert choices.chosen(Role.TEXT_EMBEDDER) == "test-hash-other"
@@ -94,7 +96,7 @@ def test_a_chat_imported_during_the_switch_is_embedded_before_it(library, tmp_pa
     switch_embedder(conn, OtherEmbedder(), "test-hash-other", progress=import_meanwhile)
     importer.close()
     assert imported and imported[0].messages_added == 432
-    assert missing_vectors(conn, OtherEmbedder()) == 0
+    assert missing_window_vectors(conn, OtherEmbedder()) == 0
     assert choices.chosen(Role.TEXT_EMBEDDER) == "test-hash-other"
 
 
@@ -102,7 +104,16 @@ def test_a_stopped_switch_says_what_is_left_and_that_search_is_unchanged(library
     path, conn = library
     with pytest.raises(Cancelled) as stopped:
         switch_embedder(conn, OtherEmbedder(), "test-hash-other", cancel=lambda: True)
-    units = conn.execute("SELECT count(*) FROM chunk_windows").fetchone()[0]
-    assert stopped.value.message == (f"The switch to test-hash-other was stopped with {units:,} passages still to "
+    windows = conn.execute("SELECT count(*) FROM chunk_windows").fetchone()[0]
+    assert stopped.value.message == (f"The switch to test-hash-other was stopped with {windows:,} passages still to "
                                      "embed; search keeps using the text embedder it had.")
     assert "what was embedded is kept" in stopped.value.hint
+
+
+def test_searching_with_an_embedder_that_embedded_nothing_yet_creates_no_table(library):
+    path, conn = library
+    tables = conn.execute("SELECT count(*) FROM vector_tables").fetchone()[0]
+    result = ChatRetriever(conn, OtherEmbedder()).retrieve(QUESTION, k=4)
+    assert result.matches == [] and result.unindexed == conn.execute("SELECT count(*) FROM chunk_windows").fetchone()[0]
+    assert missing_window_vectors(conn, OtherEmbedder()) == result.unindexed
+    assert conn.execute("SELECT count(*) FROM vector_tables").fetchone()[0] == tables

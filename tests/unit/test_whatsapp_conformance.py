@@ -14,6 +14,7 @@ import pytest
 
 from gallery_app.core.chat.messages import MessageKind
 from gallery_app.core.chat.whatsapp import is_placeholder, parse_chat_text
+from tests.chat_helpers import senders
 
 LRM, NNBSP = "\u200e", "\u202f"
 
@@ -139,7 +140,7 @@ def test_a_known_sender_with_no_space_after_the_colon():
     assert [(m.sender, m.text, m.kind) for m in chat.messages] == [
         ("John Doe", "first", MessageKind.TEXT), ("John Doe", ".", MessageKind.TEXT),
         ("Jane", "ok?", MessageKind.TEXT), ("Jane", "yes", MessageKind.TEXT)]
-    assert chat.participants == ["John Doe", "Jane"]
+    assert senders(chat) == ["John Doe", "Jane"]
 
 
 def test_a_colon_without_space_after_an_unknown_name_is_not_a_sender():

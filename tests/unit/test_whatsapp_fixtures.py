@@ -17,6 +17,7 @@ import pytest
 from gallery_app.core.chat.export_file import read_export
 from gallery_app.core.chat.messages import Message, MessageKind, ParsedChat
 from gallery_app.core.chat.whatsapp import parse_chat_text
+from tests.chat_helpers import senders
 from tests.conftest import SHARED_FIXTURES
 
 pytestmark = pytest.mark.shared_fixtures  # every test reads the other projects' exports
@@ -226,7 +227,7 @@ def test_the_example_zip_from_the_web_viewer():
     assert len(chat.messages) == 52  # one per header line
     assert chat.date_order == "DMY"
     assert [m.kind for m in chat.messages[:4]] == [MessageKind.SYSTEM] * 4  # notice, created group, added ×2
-    assert chat.participants == ["John", "Loris", "Emily"]
+    assert senders(chat) == ["John", "Loris", "Emily"]
     assert chat.attachments == [a for a in export.attachments if not a.endswith("example.zip")] + \
         ["00000004-whatsapp-chat-parser-example.zip"]
     poll = next(m for m in chat.messages if m.text.startswith("POLL:"))
@@ -251,7 +252,7 @@ def test_german_group_export():
 def test_german_one_to_one_export():
     chat = parsed("whatsapp-to-sqlite/testsubdir/WhatsApp Chat mit Jane Doe.txt")
     assert [m.kind for m in chat.messages].count(MessageKind.SYSTEM) == 1
-    assert chat.participants == ["Jane Doe", "John Doe"]
+    assert senders(chat) == ["Jane Doe", "John Doe"]
     video = next(m for m in chat.messages if m.attachment == "VID-20181031-WA0007.mp4")
     assert video.text.endswith("\nDas hier meine ich")
     assert [m.attachment for m in chat.messages if m.attachment] == ["VID-20181031-WA0007.mp4", "Max Caulfield.vcf"]

@@ -19,9 +19,9 @@ DEFAULT_CHUNK_TOKENS = 256
 DEFAULT_WINDOW_MESSAGES = 4
 DEFAULT_WINDOW_STRIDE = 4
 #: A message with at least this many words (an announcement, a story) is also searched on its own.
-DEFAULT_MESSAGE_UNIT_WORDS = 40
+DEFAULT_MESSAGE_WINDOW_WORDS = 40
 #: A message longer than this (characters) is searched as groups of sentences of about this size.
-DEFAULT_SENTENCE_UNIT_CHARS = 280
+DEFAULT_SENTENCE_WINDOW_CHARS = 280
 _SENTENCE_END = re.compile(r"(?<=[.!?…。！？])\s+|\n+")
 _WORDS = re.compile(r"\w+", re.UNICODE)
 
@@ -51,14 +51,14 @@ class Chunk:
     #: Who wrote each message ("" for a system message).
     message_senders: dict[int, str] = field(default_factory=dict, repr=False)
 
-    def search_units(self, config: "ChunkingConfig") -> list[tuple[list[int], str]]:
+    def windows(self, config: "ChunkingConfig") -> list[tuple[list[int], str]]:
         """What the search compares a question with, at two grains, each ``(message ids, text)``.
 
-        Windows of ``window_messages`` messages give short messages their context ("ok" → what was
-        agreed); a message of ``message_unit_words`` words or more is also a unit of its own, and a
-        long one (an announcement) a unit per group of sentences, so one detail is not averaged away
-        by the rest. Lines that are only emoji or symbols (game grids, reactions) are left out of
-        every unit: they cost embedder time and pull vectors towards each other.
+        Windows of ``window_messages`` consecutive messages give short messages their context ("ok" →
+        what was agreed); a message of ``message_window_words`` words or more is also a window of its
+        own, and a long one (an announcement) a window per group of sentences, so one detail is not
+        averaged away by the rest. Lines that are only emoji or symbols (game grids, reactions) are left
+        out of every window: they cost embedder time and pull vectors towards each other.
         """
         kept = [(line, owner) for line, owner in zip(self.lines, self.line_owners)
                 if owner is None or not is_noise(self._body(line, owner))]
@@ -66,38 +66,38 @@ class Chunk:
         ids = [i for i in self.message_ids if i in owners]
         if not ids:
             return []
-        units: list[tuple[list[int], str]] = []
+        windows: list[tuple[list[int], str]] = []
         seen: set[str] = set()
 
         def add(members: list[int], text: str) -> None:
             if text and text not in seen:
                 seen.add(text)
-                units.append((members, text))
+                windows.append((members, text))
 
-        for members, text in self._windows(ids, kept, config.window_messages, config.window_stride):
+        for members, text in self._consecutive_windows(ids, kept, config.window_messages, config.window_stride):
             add(members, text)
-        if config.message_unit_words:
+        if config.message_window_words:
             for message_id in ids:
                 lines = [line for line, owner in kept if owner == message_id]
                 sender = self.message_senders.get(message_id, "")
                 prefix = f"{sender}: " if sender else ""
                 body = "\n".join(self._body(line, message_id) for line in lines)
-                if len(_WORDS.findall(body)) < config.message_unit_words:
+                if len(_WORDS.findall(body)) < config.message_window_words:
                     continue
-                if len(body) <= config.sentence_unit_chars * 3 // 2:
+                if len(body) <= config.sentence_window_chars * 3 // 2:
                     add([message_id], "\n".join(lines))
                 else:
-                    for group in _sentence_groups(body, config.sentence_unit_chars):
+                    for group in _sentence_groups(body, config.sentence_window_chars):
                         add([message_id], prefix + group)
-        return units
+        return windows
 
     def _body(self, line: str, owner: int) -> str:
         sender = self.message_senders.get(owner, "")
         return line[len(sender) + 2:] if sender and line.startswith(f"{sender}: ") else line
 
     @staticmethod
-    def _windows(ids: list[int], lines: list[tuple[str, int | None]], size: int,
-                 stride: int) -> list[tuple[list[int], str]]:
+    def _consecutive_windows(ids: list[int], lines: list[tuple[str, int | None]], size: int,
+                             stride: int) -> list[tuple[list[int], str]]:
         starts = list(range(0, max(1, len(ids) - size + stride), stride))
         if starts[-1] + size < len(ids):
             starts.append(len(ids) - size)  # the last messages get a window too
@@ -119,15 +119,15 @@ class ChunkingConfig:
     include_date: bool = False
     #: Also start a new passage after a pause this long within a day (None: only the day splits).
     max_gap_minutes: int | None = None
-    #: Messages per search window inside a passage, and how far each window moves on.
+    #: Consecutive messages per window inside a passage, and how far each window moves on.
     window_messages: int = DEFAULT_WINDOW_MESSAGES
     window_stride: int = DEFAULT_WINDOW_STRIDE
     #: Leave emoji grids out of passages (a message that is only emoji keeps its first line).
     trim_noise: bool = True
-    #: Messages of at least this many words are search units of their own (0: windows only).
-    message_unit_words: int = DEFAULT_MESSAGE_UNIT_WORDS
+    #: Messages of at least this many words are windows of their own (0: consecutive messages only).
+    message_window_words: int = DEFAULT_MESSAGE_WINDOW_WORDS
     #: Longer messages are searched as sentence groups of about this many characters.
-    sentence_unit_chars: int = DEFAULT_SENTENCE_UNIT_CHARS
+    sentence_window_chars: int = DEFAULT_SENTENCE_WINDOW_CHARS
 
 
 class TokenCounter:

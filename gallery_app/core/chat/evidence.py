@@ -1,5 +1,5 @@
 """What an answer rests on, shown so the person can check it: which lines of a passage are the
-best-matching unit (``Match.focus_message_ids``), and the closest message when there is no answer.
+best-matching window (``Match.focus_message_ids``), and the closest message when there is no answer.
 
 A passage's text is ``Name: text`` lines; which message a line came from is known only while
 importing, so it is derived again here from the passage's stored messages: every line is the
@@ -28,7 +28,7 @@ class PassageLine:
     text: str
     #: The message the line belongs to (None: a line of no message, such as a date line).
     message_id: int | None
-    #: The line belongs to the best-matching unit of its passage.
+    #: The line belongs to the best-matching window of its passage.
     focus: bool = False
 
 
@@ -110,7 +110,7 @@ class ClosestMessage:
 
 
 def closest_message(conn: apsw.Connection, match: Match, question: str = "") -> ClosestMessage | None:
-    """The best unit's message of ``match``; of several, the one sharing most words with ``question``."""
+    """The best window's message of ``match``; of several, the one sharing most words with ``question``."""
     candidates = messages_by_id(conn, list(match.focus_message_ids or match.message_ids))
     candidates = [m for m in candidates if m.sender and m.text.strip()]
     if not candidates:

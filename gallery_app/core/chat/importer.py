@@ -1,11 +1,11 @@
-"""Importing a WhatsApp export: parse → messages → passages → embeddings → store, in resumable steps.
+"""Importing a WhatsApp export: parse → messages → passages → windows → embeddings, in resumable steps.
 
-Two kinds of step write. First one transaction stores the new messages with their passages and
-search units, after finding under the same write lock which chat they belong to (so the same
-export imported twice at once is one chat). Then the units are embedded a batch at a time, each
-batch committed with its vectors: a cancelled or killed import keeps what it finished, and
-importing the file again (or ``reindex``) embeds only the units still missing. Search meanwhile
-works on the units that have vectors and counts the others as not indexed yet; each write
+Two kinds of step write, both through ``repository``. First one transaction stores the new messages
+with their passages and windows, after finding under the same write lock which chat they belong to
+(so the same export imported twice at once is one chat). Then the windows are embedded a batch at a
+time, each batch committed with its vectors: a cancelled or killed import keeps what it finished,
+and importing the file again (or ``reindex``) embeds only the windows still missing. Search meanwhile
+works on the windows that have vectors and counts the others as not indexed yet; each write
 transaction is short, so other writers wait seconds, not the hours a large chat takes to embed.
 The same export imported twice adds nothing; a longer export of a chat already here adds only its
 new messages, and only the days that gained messages are cut into passages again.
@@ -19,7 +19,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
 
@@ -29,21 +29,20 @@ import numpy as np
 from gallery_app.core.chat.chunking import Chunk, ChunkingConfig, ChunkInput, chunk_messages
 from gallery_app.core.chat.export_file import ChatExport, ChatFileError, read_export
 from gallery_app.core.chat.messages import Message, MessageKind, ParsedChat
+from gallery_app.core.chat.repository import (
+    add_chat, add_messages, chat_participants, chat_title, ensure_window_table, find_same_chat, messages_on_days,
+    record_import, replace_chunks, store_window_vectors, windows_without_vectors,
+)
 from gallery_app.core.chat.whatsapp import parse_chat_text
 from gallery_app.core.errors import Cancelled
 from gallery_app.core.eta import describe_duration
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
-from gallery_app.core.file_names import to_db
-from gallery_app.core.store import atomic, ensure_vector_table, insert_vectors
-from gallery_app.core.store.vectors import VectorTable, delete_vectors
+from gallery_app.core.store import atomic
+from gallery_app.core.store.connection import data_version
 
 #: (stage, done, total); stages: "parsed", "embedded", "stored".
 ImportProgress = Callable[[str, int, int], None]
 EMBED_BATCH = 32
-WINDOW_METADATA = {"chat_id": "integer", "chunk_id": "integer", "day": "text"}
-VECTOR_KIND = "windows"
-#: Share of an export's messages that must already be in a chat for it to count as the same chat.
-SAME_CHAT_OVERLAP = 0.5
 
 
 #: Batches embedded (and timed) before the time the rest will take is estimated.
@@ -75,10 +74,8 @@ class ImportSummary:
     skipped_lines: int
     attachments: int
     media_placeholders: int
-    system_messages: int
     passages_added: int
     windows_added: int = 0
-    skipped_examples: list[tuple[int, str]] = field(default_factory=list)
     #: How long embedding was expected to take (measured on its first batches), if there was much to embed.
     estimate: ImportEstimate | None = None
 
@@ -115,25 +112,6 @@ def message_keys(messages: list[Message]) -> list[str]:
     return keys
 
 
-def _find_same_chat(conn: apsw.Connection, keys: list[str]) -> int | None:
-    """The chat that already holds most of these messages, if it holds enough of them to be the same chat."""
-    if not keys:
-        return None
-    best: Counter[int] = Counter()
-    for start in range(0, len(keys), 900):
-        batch = keys[start:start + 900]
-        rows = conn.execute(
-            f"SELECT chat_id, count(*) FROM messages WHERE message_key IN ({','.join('?' * len(batch))}) "
-            "GROUP BY chat_id", batch)
-        for chat_id, count in rows:
-            best[chat_id] += count
-    if not best:
-        return None
-    chat_id, overlap = best.most_common(1)[0]
-    existing = conn.execute("SELECT count(*) FROM messages WHERE chat_id = ?", (chat_id,)).fetchone()[0]
-    return chat_id if overlap >= SAME_CHAT_OVERLAP * min(len(keys), existing) else None
-
-
 #: A quoted name in a system line: the group's name or subject, set or changed, in any language
 #: ('created group "Zo stuur ik het maar 1x"', 'changed the subject to “More than Squash”').
 _QUOTED_NAME = re.compile(r'["“„«‘\'].{1,200}?["”“»’\']')
@@ -148,26 +126,9 @@ def _chunkable(message_id: int, timestamp: datetime, sender: str | None, text: s
     return ChunkInput(message_id, timestamp, sender, text)
 
 
-def _existing_messages_on_days(conn: apsw.Connection, chat_id: int, days: set[date]) -> list[ChunkInput]:
-    inputs = []
-    for day in sorted(days):
-        rows = conn.execute(
-            "SELECT id, ts, sender, text, kind FROM messages WHERE chat_id = ? AND substr(ts, 1, 10) = ? "
-            "ORDER BY ts, id", (chat_id, day.isoformat()))
-        for message_id, ts, sender, text, kind in rows:
-            item = _chunkable(message_id, datetime.fromisoformat(ts), sender, text, MessageKind(kind))
-            if item:
-                inputs.append(item)
-    return inputs
-
-
-def vector_table_for(conn: apsw.Connection, embedder: TextEmbedder) -> VectorTable:
-    return ensure_vector_table(conn, VECTOR_KIND, embedder.model_key, embedder.dims, metadata=WINDOW_METADATA)
-
-
-def _data_version(conn: apsw.Connection) -> int:
-    """Changes whenever another connection commits (this connection's own commits leave it alone)."""
-    return conn.execute("PRAGMA data_version").fetchone()[0]
+def _provisional_id(index: int) -> int:
+    """The id a new message (the ``index``-th of an import's) goes by until it is stored; never a real id."""
+    return -1 - index
 
 
 @dataclass
@@ -182,27 +143,18 @@ class _Plan:
     windows: list[list[tuple[list[int], str]]]
 
 
-def _match(conn: apsw.Connection, keys: list[str]) -> tuple[int | None, frozenset[str]]:
-    chat_id = _find_same_chat(conn, keys)
-    if chat_id is None:
-        return None, frozenset()
-    return chat_id, frozenset(row[0] for row in conn.execute(
-        "SELECT message_key FROM messages WHERE chat_id = ?", (chat_id,)))
-
-
 def _plan(conn: apsw.Connection, keys: list[str], messages: list[Message], embedder: TextEmbedder,
           config: ChunkingConfig, match: tuple[int | None, frozenset[str]]) -> _Plan:
     chat_id, known = match
     fresh = [(key, message) for key, message in zip(keys, messages) if key not in known]
-    # New messages get provisional negative ids until the insert gives them real ones.
-    provisional = {-1 - i: message for i, (_key, message) in enumerate(fresh)}
     affected_days = {message.timestamp.date() for _key, message in fresh}
-    inputs = _existing_messages_on_days(conn, chat_id, affected_days) if chat_id is not None else []
-    inputs += [item for pid, m in provisional.items()
-               if (item := _chunkable(pid, m.timestamp, m.sender, m.text, m.kind))]
+    stored = messages_on_days(conn, chat_id, affected_days) if chat_id is not None else []
+    inputs = [item for m in stored if (item := _chunkable(m.id, m.timestamp, m.sender, m.text, m.kind))]
+    inputs += [item for index, (_key, m) in enumerate(fresh)
+               if (item := _chunkable(_provisional_id(index), m.timestamp, m.sender, m.text, m.kind))]
     inputs.sort(key=lambda item: (item.timestamp, item.id >= 0, abs(item.id)))
     chunks = chunk_messages(inputs, embedder.count_tokens, max_tokens=embedder.max_tokens, config=config)
-    return _Plan(chat_id, known, fresh, affected_days, chunks, [chunk.search_units(config) for chunk in chunks])
+    return _Plan(chat_id, known, fresh, affected_days, chunks, [chunk.windows(config) for chunk in chunks])
 
 
 def import_chat(conn: apsw.Connection, source: Path | ChatExport, embedder: TextEmbedder, *,
@@ -221,30 +173,26 @@ def import_chat(conn: apsw.Connection, source: Path | ChatExport, embedder: Text
     keys = message_keys(messages)
     # Passages are cut before the write lock is taken (it takes seconds for a large chat); under the
     # lock the plan is only checked, and made again if another import changed this chat meanwhile.
-    version = _data_version(conn)
-    plan = _plan(conn, keys, messages, embedder, config, _match(conn, keys))
+    version = data_version(conn)
+    plan = _plan(conn, keys, messages, embedder, config, find_same_chat(conn, keys))
     if cancel is not None and cancel():
         raise Cancelled("The import was cancelled; nothing was changed.")
 
     with atomic(conn):
-        if _data_version(conn) != version:
-            match = _match(conn, keys)
+        if data_version(conn) != version:
+            match = find_same_chat(conn, keys)
             if match != (plan.chat_id, plan.known):
                 plan = _plan(conn, keys, messages, embedder, config, match)
         chat_id = plan.chat_id
         new_chat = chat_id is None
-        table = vector_table_for(conn, embedder)
+        ensure_window_table(conn, embedder)  # an embedder whose table disagrees is refused before anything is written
         if new_chat:
-            conn.execute("INSERT INTO chats(title, source_path, date_order) VALUES (?, ?, ?)",
-                         (title or export.title, to_db(export.source), parsed.date_order))
-            chat_id = conn.last_insert_rowid()
-        real_ids = _insert_messages(conn, chat_id, plan.fresh)
-        _replace_chunks(conn, chat_id, plan.affected_days, plan.chunks, plan.windows, real_ids)
-        conn.execute(
-            "INSERT INTO chat_imports(chat_id, source_path, messages_in_file, messages_added, skipped_lines, "
-            "attachments) VALUES (?, ?, ?, ?, ?, ?)",
-            (chat_id, to_db(export.source), len(messages), len(plan.fresh), len(parsed.skipped_lines),
-             len(parsed.attachments)))
+            chat_id = add_chat(conn, title or export.title, export.source, parsed.date_order)
+        real_ids = {_provisional_id(index): message_id
+                    for index, message_id in enumerate(add_messages(conn, chat_id, plan.fresh))}
+        replace_chunks(conn, chat_id, plan.affected_days, *_with_real_ids(plan, real_ids))
+        record_import(conn, chat_id, export.source, messages_in_file=len(messages), messages_added=len(plan.fresh),
+                      skipped_lines=len(parsed.skipped_lines), attachments=len(parsed.attachments))
     estimates: list[ImportEstimate] = []
 
     def estimated(estimate: ImportEstimate) -> None:
@@ -252,108 +200,50 @@ def import_chat(conn: apsw.Connection, source: Path | ChatExport, embedder: Text
         if on_estimate:
             on_estimate(estimate)
 
-    # Also the units an earlier, interrupted import of this chat left without vectors.
-    embedded = _embed_missing(conn, embedder, table, chat_id, progress, cancel, estimated)
+    # Also the windows an earlier, interrupted import of this chat left without vectors.
+    embedded = _embed_missing(conn, embedder, chat_id, progress, cancel, estimated)
     if progress:
         progress("stored", len(plan.chunks), len(plan.chunks))
-    chat_title = conn.execute("SELECT title FROM chats WHERE id = ?", (chat_id,)).fetchone()[0]
     stamps = [m.timestamp for m in messages if m.kind is not MessageKind.SYSTEM]
     return ImportSummary(
-        chat_id=chat_id, title=chat_title, new_chat=new_chat, messages_in_file=len(messages),
-        messages_added=len(plan.fresh), participants=parsed.participants, first=min(stamps) if stamps else None,
-        last=max(stamps) if stamps else None,
+        chat_id=chat_id, title=chat_title(conn, chat_id), new_chat=new_chat, messages_in_file=len(messages),
+        messages_added=len(plan.fresh), participants=chat_participants(conn, [chat_id]),
+        first=min(stamps) if stamps else None, last=max(stamps) if stamps else None,
         skipped_lines=len(parsed.skipped_lines), attachments=len(parsed.attachments),
-        media_placeholders=sum(m.kind is MessageKind.MEDIA for m in messages),
-        system_messages=sum(m.kind is MessageKind.SYSTEM for m in messages), passages_added=len(plan.chunks),
-        windows_added=embedded, skipped_examples=parsed.skipped_lines[:5],
-        estimate=estimates[0] if estimates else None,
+        media_placeholders=sum(m.kind is MessageKind.MEDIA for m in messages), passages_added=len(plan.chunks),
+        windows_added=embedded, estimate=estimates[0] if estimates else None,
     )
 
 
-def _insert_messages(conn: apsw.Connection, chat_id: int, fresh: list[tuple[str, Message]]) -> dict[int, int]:
-    real_ids = {}
-    for index, (key, message) in enumerate(fresh):
-        conn.execute(
-            "INSERT INTO messages(chat_id, ts, sender, text, kind, attachment, edited, source_line, message_key) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (chat_id, message.timestamp.isoformat(), message.sender, message.text, message.kind.value,
-             message.attachment, int(message.edited), message.line, key))
-        real_ids[-1 - index] = conn.last_insert_rowid()
-    return real_ids
+def _with_real_ids(plan: _Plan, real_ids: dict[int, int]) -> tuple[list[Chunk], list[list[tuple[list[int], str]]]]:
+    """The plan's passages and windows with the stored messages' ids in place of the provisional ones."""
+    chunks = [replace(chunk, message_ids=[real_ids.get(i, i) for i in chunk.message_ids]) for chunk in plan.chunks]
+    windows = [[([real_ids.get(i, i) for i in members], text) for members, text in chunk_windows]
+               for chunk_windows in plan.windows]
+    return chunks, windows
 
 
-def _replace_chunks(conn: apsw.Connection, chat_id: int, days: set[date], chunks: list[Chunk],
-                    windows: list[list[tuple[list[int], str]]], real_ids: dict[int, int]) -> None:
-    """The passages of ``days``, and their search units, in place of the old ones; vectors come later."""
-    old = [row[0] for day in sorted(days)
-           for row in conn.execute("SELECT id FROM chunks WHERE chat_id = ? AND day = ?", (chat_id, day.isoformat()))]
-    old_windows = [row[0] for chunk_id in old
-                   for row in conn.execute("SELECT id FROM chunk_windows WHERE chunk_id = ?", (chunk_id,))]
-    _delete_vectors_everywhere(conn, old_windows)
-    for chunk_id in old:
-        # External-content FTS rows are removed by repeating the indexed values with the 'delete' command.
-        conn.execute("INSERT INTO chunks_fts(chunks_fts, rowid, text) SELECT 'delete', id, text FROM chunks "
-                     "WHERE id = ?", (chunk_id,))
-        conn.execute("DELETE FROM chunks WHERE id = ?", (chunk_id,))  # cascades to chunk_windows
-    for chunk, chunk_windows in zip(chunks, windows):
-        ids = [real_ids.get(i, i) for i in chunk.message_ids]
-        conn.execute(
-            "INSERT INTO chunks(chat_id, day, first_message_id, last_message_id, message_ids, senders, text, tokens) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (chat_id, chunk.day.isoformat(), ids[0], ids[-1], json.dumps(ids),
-             json.dumps(chunk.senders, ensure_ascii=False), chunk.text, chunk.tokens))
-        chunk_id = conn.last_insert_rowid()
-        conn.execute("INSERT INTO chunks_fts(rowid, text) VALUES (?, ?)", (chunk_id, chunk.text))
-        for members, text in chunk_windows:
-            conn.execute("INSERT INTO chunk_windows(chunk_id, message_ids, text) VALUES (?, ?, ?)",
-                         (chunk_id, json.dumps([real_ids.get(i, i) for i in members]), text))
-
-
-def _delete_vectors_everywhere(conn: apsw.Connection, window_ids: list[int]) -> None:
-    """A replaced passage's windows leave every model's table, not only the current embedder's."""
-    if not window_ids:
-        return
-    from gallery_app.core.store import list_vector_tables
-
-    for table in list_vector_tables(conn):
-        if table.kind == VECTOR_KIND:
-            delete_vectors(conn, table, window_ids)
-
-
-def missing_vectors(conn: apsw.Connection, embedder: TextEmbedder) -> int:
-    """How many search windows the current embedder has not embedded yet (e.g. after switching models)."""
-    table = vector_table_for(conn, embedder)
-    return conn.execute(f"SELECT count(*) FROM chunk_windows WHERE id NOT IN (SELECT rowid FROM {table.name})"
-                        ).fetchone()[0]
-
-
-_UNITS = ("SELECT w.id, c.chat_id, c.id, c.day, w.text FROM chunk_windows w JOIN chunks c ON c.id = w.chunk_id")
-
-
-def _embed_missing(conn: apsw.Connection, embedder: TextEmbedder, table: VectorTable, chat_id: int | None,
+def _embed_missing(conn: apsw.Connection, embedder: TextEmbedder, chat_id: int | None,
                    progress: ImportProgress | None, cancel: Callable[[], bool] | None,
                    on_estimate: Callable[[ImportEstimate], None] | None = None) -> int:
-    """Embed the units (of ``chat_id``, or all) lacking ``table``'s vectors, committing batch by batch."""
-    rows = conn.execute(
-        f"{_UNITS} WHERE w.id NOT IN (SELECT rowid FROM {table.name})"
-        + (" AND c.chat_id = ?" if chat_id is not None else "") + " ORDER BY w.id",
-        (chat_id,) if chat_id is not None else ()).fetchall()
+    """Embed the windows (of ``chat_id``, or all) the embedder lacks, committing batch by batch."""
+    rows = windows_without_vectors(conn, embedder, chat_id)
     # A batch is padded to its longest text, so texts of similar length are embedded together (about 40%
     # less model time with MiniLM on the demo chat). The batches run in a shuffled order, so progress so
     # far predicts the time left (shortest first would not).
-    order = sorted(range(len(rows)), key=lambda i: len(rows[i][4]))
+    order = sorted(range(len(rows)), key=lambda i: len(rows[i].text))
     batches = [[rows[i] for i in order[start:start + EMBED_BATCH]] for start in range(0, len(rows), EMBED_BATCH)]
     batches = [batches[number] for number in np.random.default_rng(0).permutation(len(batches))]
     # Model time grows with a batch's size times its longest text: the measure of work for the estimate.
-    work = [len(batch) * max(len(row[4]) for row in batch) for batch in batches]
+    work = [len(batch) * max(len(window.text) for window in batch) for batch in batches]
     started, done = time.perf_counter(), 0
     for number, batch in enumerate(batches):
         if cancel is not None and cancel():
             kept = f"{done:,} of {len(rows):,} passages were embedded and are kept" if done else "no passages were embedded yet"
             raise Cancelled(f"The import was cancelled: the messages are saved, {kept}.",
                             hint="Import the same file again to finish.")
-        vectors = embedder.embed_passages([row[4] for row in batch])
-        _store_vectors(conn, table, embedder, batch, vectors)
+        vectors = embedder.embed_passages([window.text for window in batch])
+        store_window_vectors(conn, embedder, batch, vectors)
         done += len(batch)
         if number + 1 == ESTIMATE_AFTER_BATCHES < len(batches) and on_estimate is not None:
             rate = (time.perf_counter() - started) / sum(work[:number + 1])
@@ -363,20 +253,6 @@ def _embed_missing(conn: apsw.Connection, embedder: TextEmbedder, table: VectorT
     return done
 
 
-def _store_vectors(conn: apsw.Connection, table: VectorTable, embedder: TextEmbedder, batch: list[tuple],
-                   vectors: np.ndarray) -> None:
-    with atomic(conn):
-        # Another import of this chat may have replaced some passages while these were embedded (their
-        # units, and ids, gone or reused): only units still as they were get these vectors.
-        ids = [row[0] for row in batch]
-        current = set(conn.execute(f"{_UNITS} WHERE w.id IN ({','.join('?' * len(ids))})", ids))
-        keep = [i for i, row in enumerate(batch) if tuple(row) in current]
-        if keep:
-            insert_vectors(conn, table, [batch[i][0] for i in keep], vectors[keep], model_key=embedder.model_key,
-                           metadata={"chat_id": [batch[i][1] for i in keep], "chunk_id": [batch[i][2] for i in keep],
-                                     "day": [batch[i][3] for i in keep]})
-
-
 def _model_name(embedder: TextEmbedder) -> str:
     spec = getattr(embedder, "spec", None)
     return spec.name if spec is not None else embedder.model_key
@@ -384,5 +260,5 @@ def _model_name(embedder: TextEmbedder) -> str:
 
 def reindex(conn: apsw.Connection, embedder: TextEmbedder, *, progress: ImportProgress | None = None,
             cancel: Callable[[], bool] | None = None, on_estimate: Callable[[ImportEstimate], None] | None = None) -> int:
-    """Embed every search window the current embedder's table lacks, batch by batch; returns how many."""
-    return _embed_missing(conn, embedder, vector_table_for(conn, embedder), None, progress, cancel, on_estimate)
+    """Embed every window the embedder lacks, batch by batch; returns how many."""
+    return _embed_missing(conn, embedder, None, progress, cancel, on_estimate)

@@ -44,13 +44,5 @@ class ParsedChat:
     date_order: str = "DMY"
 
     @property
-    def participants(self) -> list[str]:
-        seen: dict[str, None] = {}
-        for message in self.messages:
-            if message.sender is not None and message.kind is not MessageKind.SYSTEM:
-                seen.setdefault(message.sender, None)
-        return list(seen)
-
-    @property
     def attachments(self) -> list[str]:
         return [m.attachment for m in self.messages if m.attachment]

@@ -1,8 +1,8 @@
 """Finding the passages that answer a question.
 
-Every search unit of the chats asked (single messages, sentence groups of long messages, windows
-of a few messages: see ``Chunk.search_units``) is scored against the question, and a passage is
-as good as its best unit. Scores are taken relative to the question's own spread over the chat
+Every window of the chats asked (a few consecutive messages, a long message alone, a group of its
+sentences: see ``Chunk.windows``) is scored against the question, and a passage is as good as its
+best window. Scores are taken relative to the question's own spread over the chat
 (z-scores), because what a similarity of 0.82 means differs per embedder and per question; that
 makes two more signals addable on one scale:
 
@@ -18,7 +18,6 @@ see docs/chat.md for the measurements).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,25 +27,26 @@ import apsw
 import numpy as np
 
 from gallery_app.core.chat.chunking import message_lines
-from gallery_app.core.chat.importer import missing_vectors, vector_table_for
 from gallery_app.core.chat.language import guess_language
 from gallery_app.core.chat.question_dates import DaySpan, spans_in_question
-from gallery_app.core.chat.repository import chat_titles, chunks_by_id, messages_by_id
+from gallery_app.core.chat.repository import (
+    chat_titles, chunks_by_id, messages_by_id, missing_window_vectors, passage_days, passage_times,
+    passages_matching, window_count_and_newest, window_messages, window_similarities, window_texts,
+)
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
-from gallery_app.core.store.vector_search import similarities
 
-#: Messages either side of the best unit that go into a match's excerpt.
+#: Messages either side of the best window that go into a match's excerpt.
 EXCERPT_MARGIN = 1
 RRF_K = 60
-#: Lift (in standard deviations of the question's unit scores) for a passage on a day the question
+#: Lift (in standard deviations of the question's window scores) for a passage on a day the question
 #: names, and on the day either side of it; a month or longer span lifts half as much.
 DATE_LIFT = 2.0
 DATE_NEAR_LIFT = 1.0
 #: A question word in at most this share of the passages is rare; each one a passage shares lifts it.
 RARE_SHARE = 0.01
 RARE_WORD_LIFT = 0.75
-#: A language needs this many units to be scored on its own scale.
-MIN_LANGUAGE_UNITS = 30
+#: A language needs this many windows to be scored on its own scale.
+MIN_LANGUAGE_WINDOWS = 30
 #: Messages before this hour count for the day before too, when a question names a day.
 NIGHT_ENDS = timedelta(hours=5)
 #: Lift for a follow-up's passages within NEAR_HOURS of the previous answer's best passages.
@@ -66,13 +66,13 @@ class Match:
     senders: list[str]
     text: str
     message_ids: list[int]
-    #: Cosine similarity of the passage's best unit to the query (1 − cosine distance).
+    #: Cosine similarity of the passage's best window to the query (1 − cosine distance).
     similarity: float
     #: The score the matches are ordered by.
     score: float
-    #: The messages of the best-matching unit: what to highlight, and the core of the LLM's context.
+    #: The messages of the best-matching window: what to highlight, and the core of the LLM's context.
     focus_message_ids: list[int] = field(default_factory=list)
-    #: ``Name: text`` lines of the focus unit and one message either side (within the passage).
+    #: ``Name: text`` lines of the focus window and one message either side (within the passage).
     excerpt: str = ""
 
 
@@ -109,10 +109,10 @@ def fts_query(text: str) -> str | None:
 
 @dataclass
 class _Scored:
-    """Per passage of the chats searched: its best unit, that unit's similarity, and its score."""
+    """Per passage of the chats searched: its best window, that window's similarity, and its score."""
 
     chunk_ids: np.ndarray
-    best_unit: np.ndarray
+    best_window: np.ndarray
     similarity: np.ndarray
     score: np.ndarray
     days: np.ndarray
@@ -121,16 +121,14 @@ class _Scored:
 _LANGUAGES: dict[tuple, dict[int, str]] = {}
 
 
-def _unit_languages(conn: apsw.Connection, table: str, rowids: np.ndarray) -> np.ndarray:
-    """Each unit's language guess, cached per database and set of units (they change only on import)."""
-    count, newest = conn.execute("SELECT count(*), max(id) FROM chunk_windows").fetchone()
-    key = (conn.filename, table, count, newest)
+def _window_languages(conn: apsw.Connection, window_ids: np.ndarray) -> np.ndarray:
+    """Each window's language guess, cached per database and set of windows (they change only on import)."""
+    key = (conn.filename, *window_count_and_newest(conn))
     if key not in _LANGUAGES:
         _LANGUAGES.clear()  # one database at a time in practice; never grows
-        _LANGUAGES[key] = {unit_id: guess_language(text)
-                           for unit_id, text in conn.execute("SELECT id, text FROM chunk_windows")}
+        _LANGUAGES[key] = {window_id: guess_language(text) for window_id, text in window_texts(conn).items()}
     languages = _LANGUAGES[key]
-    return np.array([languages.get(int(r), "") for r in rowids], dtype=object)
+    return np.array([languages.get(int(r), "") for r in window_ids], dtype=object)
 
 
 def _z(scores: np.ndarray) -> np.ndarray:
@@ -146,52 +144,43 @@ class ChatRetriever:
         self.embedder = embedder
         self.use_keywords = use_keywords
         self.rare_words = rare_words
-        self.table = vector_table_for(conn, embedder)
         self._unindexed: int | None = None
         self._times: dict[int, tuple[datetime, datetime]] | None = None
 
     # --- scoring ------------------------------------------------------------------------------
     def _score(self, queries: np.ndarray, chats: Sequence[int] | None) -> _Scored | None:
-        where = {"chat_id": int(chats[0])} if chats is not None and len(chats) == 1 else None
-        rowids, unit_scores, metadata = similarities(self.conn, self.table, queries,
-                                                     model_key=self.embedder.model_key, where=where)
-        if chats is not None and len(chats) != 1:
-            keep = np.isin(metadata["chat_id"], np.asarray(list(chats), dtype=np.int64))
-            rowids, unit_scores = rowids[keep], unit_scores[keep]
-            metadata = {name: values[keep] for name, values in metadata.items()}
-        if len(rowids) == 0:
+        found = window_similarities(self.conn, self.embedder, queries, chats)
+        if found is None:
             return None
-        # Each query's scores on its own scale; a unit counts by the query that found it best.
+        window_ids, window_scores = found.window_ids, found.scores
+        # Each query's scores on its own scale; a window counts by the query that found it best.
         if self.by_language:
-            combined = self._z_by_language(rowids, unit_scores).max(axis=1)
+            combined = self._z_by_language(window_ids, window_scores).max(axis=1)
         else:
-            combined = _z(unit_scores).max(axis=1)
-        raw = unit_scores.max(axis=1)
-        chunk_of_unit = metadata["chunk_id"].astype(np.int64)
-        # Best unit per passage: sort units by passage, then by score within it; the last of each run wins.
-        order = np.lexsort((combined, chunk_of_unit))
-        last_of_run = np.r_[chunk_of_unit[order][1:] != chunk_of_unit[order][:-1], True]
+            combined = _z(window_scores).max(axis=1)
+        raw = window_scores.max(axis=1)
+        chunk_of_window = found.chunk_ids
+        # Best window per passage: sort windows by passage, then by score within it; the last of each run wins.
+        order = np.lexsort((combined, chunk_of_window))
+        last_of_run = np.r_[chunk_of_window[order][1:] != chunk_of_window[order][:-1], True]
         best = order[last_of_run]
-        return _Scored(chunk_of_unit[best], rowids[best], raw[best], combined[best].astype(np.float64),
-                       metadata["day"][best])
+        return _Scored(chunk_of_window[best], window_ids[best], raw[best], combined[best].astype(np.float64),
+                       found.days[best])
 
-    def _z_by_language(self, rowids: np.ndarray, unit_scores: np.ndarray) -> np.ndarray:
-        """z-scores within each language's units: a question scores every unit in its own language
+    def _z_by_language(self, window_ids: np.ndarray, window_scores: np.ndarray) -> np.ndarray:
+        """z-scores within each language's windows: a question scores every window in its own language
         higher than any in another, so the best Spanish message must be compared with Spanish ones."""
-        languages = _unit_languages(self.conn, self.table.name, rowids)
-        z = _z(unit_scores)
+        languages = _window_languages(self.conn, window_ids)
+        z = _z(window_scores)
         for language in set(languages.tolist()):
             members = languages == language
-            if members.sum() >= MIN_LANGUAGE_UNITS:
-                z[members] = _z(unit_scores[members])
+            if members.sum() >= MIN_LANGUAGE_WINDOWS:
+                z[members] = _z(window_scores[members])
         return z
 
     def _chunk_times(self) -> dict[int, tuple[datetime, datetime]]:
         if self._times is None:
-            rows = self.conn.execute(
-                "SELECT c.id, f.ts, l.ts FROM chunks c JOIN messages f ON f.id = c.first_message_id "
-                "JOIN messages l ON l.id = c.last_message_id")
-            self._times = {cid: (datetime.fromisoformat(a), datetime.fromisoformat(b)) for cid, a, b in rows}
+            self._times = passage_times(self.conn)
         return self._times
 
     def _lift_named_days(self, scored: _Scored, spans: Sequence[DaySpan]) -> None:
@@ -211,15 +200,15 @@ class ChatRetriever:
     def _lift_neighbourhood(self, scored: _Scored, anchors: Sequence[Match]) -> None:
         times = self._chunk_times()
         near = timedelta(hours=NEAR_HOURS)
-        windows = [times[m.chunk_id] for m in anchors[:FOLLOW_UP_ANCHORS] if m.chunk_id in times]
-        if not windows:
+        anchor_times = [times[m.chunk_id] for m in anchors[:FOLLOW_UP_ANCHORS] if m.chunk_id in times]
+        if not anchor_times:
             return
         lift = np.zeros(len(scored.chunk_ids))
         for position, chunk_id in enumerate(scored.chunk_ids.tolist()):
             first, last = times.get(chunk_id, (None, None))
             if first is None:
                 continue
-            if any(last >= start - near and first <= end + near for start, end in windows):
+            if any(last >= start - near and first <= end + near for start, end in anchor_times):
                 lift[position] = FOLLOW_UP_LIFT
         scored.score += lift
 
@@ -238,7 +227,7 @@ class ChatRetriever:
         position_of = {int(c): p for p, c in enumerate(scored.chunk_ids.tolist())}
         lift = np.zeros(total)
         for word in words:
-            found = self._fts_passages(f'"{word}"', chats, int(RARE_SHARE * total) + 2, by_rank=False)
+            found = passages_matching(self.conn, f'"{word}"', chats, int(RARE_SHARE * total) + 2, by_rank=False)
             if not found or len(found) > RARE_SHARE * total:
                 continue
             for chunk_id in found:
@@ -248,16 +237,7 @@ class ChatRetriever:
 
     def _keyword_ranking(self, question: str, limit: int, chats: Sequence[int] | None) -> list[int]:
         query = fts_query(question)
-        return [] if query is None else self._fts_passages(query, chats, limit, by_rank=True)
-
-    def _fts_passages(self, match: str, chats: Sequence[int] | None, limit: int, *, by_rank: bool) -> list[int]:
-        """Passages (of ``chats``) matching the FTS5 query ``match``, best BM25 first when ``by_rank``."""
-        chat_filter = f" AND c.chat_id IN ({','.join('?' * len(chats))})" if chats else ""
-        order = " ORDER BY bm25(chunks_fts)" if by_rank else ""
-        rows = self.conn.execute(
-            "SELECT f.rowid FROM chunks_fts f JOIN chunks c ON c.id = f.rowid "
-            f"WHERE chunks_fts MATCH ?{chat_filter}{order} LIMIT ?", (match, *(chats or ()), limit))
-        return [row[0] for row in rows]
+        return [] if query is None else passages_matching(self.conn, query, chats, limit, by_rank=True)
 
     # --- what the person is shown -------------------------------------------------------------
     def _excerpt(self, passage_ids: list[int], focus_ids: list[int]) -> str:
@@ -268,18 +248,6 @@ class ChatRetriever:
         messages = messages_by_id(self.conn, passage_ids[first:last])
         return "\n".join(line for m in messages for line in message_lines(m.sender or "", m.text))
 
-    def _unit_members(self, unit_ids: list[int]) -> dict[int, list[int]]:
-        if not unit_ids:
-            return {}
-        placeholders = ",".join("?" * len(unit_ids))
-        rows = self.conn.execute(f"SELECT id, message_ids FROM chunk_windows WHERE id IN ({placeholders})", unit_ids)
-        return {unit_id: json.loads(ids) for unit_id, ids in rows}
-
-    def _chat_days(self, chats: Sequence[int] | None) -> tuple[date | None, date | None]:
-        chat_filter = f" WHERE chat_id IN ({','.join('?' * len(chats))})" if chats else ""
-        first, last = self.conn.execute(f"SELECT min(day), max(day) FROM chunks{chat_filter}", list(chats or ())).fetchone()
-        return (date.fromisoformat(first) if first else None, date.fromisoformat(last) if last else None)
-
     def retrieve(self, question: str, k: int = 4, min_score: float = 0.0, chats: Sequence[int] | None = None, *,
                  context_query: str | None = None, follow_up_of: Sequence[Match] = ()) -> Retrieval:
         """The ``k`` passages that best answer ``question``, best first, none below ``min_score`` similarity.
@@ -289,7 +257,7 @@ class ChatRetriever:
         """
         if self._unindexed is None:
             # Counting a vec0 table scans it; once per session is enough (imports make new sessions).
-            self._unindexed = missing_vectors(self.conn, self.embedder)
+            self._unindexed = missing_window_vectors(self.conn, self.embedder)
         result = Retrieval(question, unindexed=self._unindexed)
         if not question.strip() or k <= 0:
             return result
@@ -298,7 +266,7 @@ class ChatRetriever:
         scored = self._score(queries, chats)
         if scored is None:
             return result
-        chat_days = self._chat_days(chats)
+        chat_days = passage_days(self.conn, chats)
         # A follow-up without a date of its own ("and who got it right?") is about the previous one's.
         result.spans = (spans_in_question(question, *chat_days)
                         or (spans_in_question(context_query, *chat_days) if context_query else []))
@@ -327,11 +295,11 @@ class ChatRetriever:
             final_score = {p: float(scored.score[p]) for p in chosen_positions}
         chosen = [int(scored.chunk_ids[p]) for p in chosen_positions]
         chunks = chunks_by_id(self.conn, chosen)
-        focus = self._unit_members([int(scored.best_unit[p]) for p in chosen_positions])
+        focus = window_messages(self.conn, [int(scored.best_window[p]) for p in chosen_positions])
         titles = chat_titles(self.conn)
         for position, chunk_id in zip(chosen_positions, chosen):
             chunk = chunks[chunk_id]
-            focus_ids = focus.get(int(scored.best_unit[position]), [])
+            focus_ids = focus.get(int(scored.best_window[position]), [])
             result.matches.append(Match(chunk_id, chunk.chat_id, titles.get(chunk.chat_id, ""), chunk.day,
                                         chunk.senders, chunk.text, chunk.message_ids,
                                         float(scored.similarity[position]), final_score[position], focus_ids,

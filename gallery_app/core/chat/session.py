@@ -19,6 +19,7 @@ from gallery_app.core.chat.grounding import GroundingCheck, check_answer, contin
 from gallery_app.core.chat.prompting import (
     DONT_KNOW, Conversation, Prompt, PromptBuilder, check_budget, passage_body,
 )
+from gallery_app.core.chat.repository import chat_participants
 from gallery_app.core.chat.retrieval import ChatRetriever, Match, Retrieval
 from gallery_app.core.errors import AppError
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
@@ -102,15 +103,6 @@ def check_passages(k: int) -> None:
                        hint="Nothing was asked. Set Passages per question in Settings, or --passages, to 1 or more.")
 
 
-def participants_of(conn: apsw.Connection, chat_ids: Sequence[int]) -> list[str]:
-    if not chat_ids:
-        return []
-    rows = conn.execute(
-        f"SELECT DISTINCT sender FROM messages WHERE chat_id IN ({','.join('?' * len(chat_ids))}) "
-        "AND sender IS NOT NULL AND kind != 'system'", list(chat_ids))
-    return sorted(row[0] for row in rows)
-
-
 class ChatSession:
     def __init__(self, conn: apsw.Connection, embedder: TextEmbedder, llm=None, *, k: int = DEFAULT_PASSAGES,
                  min_score: float = 0.0, follow_ups: FollowUps = DEFAULT_FOLLOW_UPS,
@@ -181,7 +173,7 @@ class ChatSession:
                 yield text
             answer = Answer(question, query, retrieval, None, text)
         else:
-            participants = participants_of(self.conn, sorted({m.chat_id for m in retrieval.matches}))
+            participants = chat_participants(self.conn, sorted({m.chat_id for m in retrieval.matches}))
             prompt = self.prompts.build(question, retrieval.matches, self.conversation, participants)
             pieces: list[str] = []
             # Pieces are held back while the answer's start could still be chat log ("Maya: …"), which

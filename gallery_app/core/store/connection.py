@@ -216,6 +216,11 @@ def atomic(conn: apsw.Connection, *, wait_s: float | None = None) -> Iterator[ap
         raise
 
 
+def data_version(conn: apsw.Connection) -> int:
+    """Changes whenever another connection commits (this connection's own commits leave it alone)."""
+    return conn.execute("PRAGMA data_version").fetchone()[0]
+
+
 def close_connection(conn: apsw.Connection) -> None:
     """Closes ``conn`` after emptying the write-ahead log with a statement.
 

@@ -80,7 +80,7 @@ def m003_chats(conn: apsw.Connection) -> None:
             tokens            INTEGER NOT NULL
         );
         CREATE INDEX chunks_by_chat_day ON chunks(chat_id, day);
-        -- Keyword search over the same passages; kept in step with `chunks` by the importer.
+        -- Keyword search over the same passages; kept in step with `chunks` by chat/repository.py.
         CREATE VIRTUAL TABLE chunks_fts USING fts5(
             text, content='chunks', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
         );
@@ -99,7 +99,7 @@ def m003_chats(conn: apsw.Connection) -> None:
 
 
 def m004_chunk_windows(conn: apsw.Connection) -> None:
-    # The search units inside each passage: a few consecutive messages, overlapping. Their vectors
+    # The windows searched inside each passage: a few consecutive messages, overlapping. Their vectors
     # live in vec_windows_<model>; a passage ranks by its best window.
     conn.execute(
         """

@@ -77,7 +77,7 @@ def similarities(conn: apsw.Connection, table: VectorTable, queries: np.ndarray,
                  where: Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """Every row's cosine similarity to each query: ``(rowids, similarities[rows, queries], metadata)``.
 
-    For rankers that aggregate rows into groups (a chat passage is as good as its best unit) and
+    For rankers that aggregate rows into groups (a chat passage is as good as its best window) and
     weigh metadata (the day) against similarity: a top-k list would cut groups off arbitrarily.
     Reads the committed table (the packed copy), so call it outside a write transaction.
     """
