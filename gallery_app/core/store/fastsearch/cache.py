@@ -93,13 +93,13 @@ def _enforce_budget(keep: _Entry) -> None:
         _drop_unused()
         budget = memory_budget()
         by_age = sorted(_entries.items(), key=lambda item: item[1].last_used)
-        total = sum(sum(e.index.memory_bytes().values()) for _, e in by_age if e.index is not None)
+        total = sum(e.index.memory_bytes() for _, e in by_age if e.index is not None)
         for key, entry in by_age:
             if total <= budget:
                 break
             if entry is keep or entry.index is None:
                 continue
-            total -= sum(entry.index.memory_bytes().values())
+            total -= entry.index.memory_bytes()
             _entries.pop(key, None)
 
 
@@ -113,11 +113,7 @@ def get_index(conn: apsw.Connection, table: VectorTable) -> PackedIndex:
     with entry.lock:
         index = entry.index
         if index is None or index.version != version:
-            previous = index.calibration if index is not None else None
-            rows = read_table(conn, table)
-            if previous is not None and not previous.rows / 2 <= len(rows.rowids) <= previous.rows * 2:
-                previous = None
-            index = entry.index = PackedIndex.from_rows(table, rows, previous)
+            index = entry.index = PackedIndex.from_rows(table, read_table(conn, table))
     _enforce_budget(entry)
     return index
 
@@ -152,7 +148,7 @@ def release(conn: apsw.Connection | None = None) -> None:
 
 def cached_bytes() -> int:
     with _registry_lock:
-        return sum(sum(e.index.memory_bytes().values()) for e in _entries.values() if e.index is not None)
+        return sum(e.index.memory_bytes() for e in _entries.values() if e.index is not None)
 
 
 vectors.WRITE_LISTENERS.append(_on_write)
