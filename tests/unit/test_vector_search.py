@@ -11,7 +11,7 @@ import pytest
 
 from gallery_app.core.errors import StoreError, VectorModelMismatch
 from gallery_app.core.store import (
-    atomic, delete_vectors, ensure_vector_table, insert_vectors, knn, open_store,
+    atomic, connect, delete_vectors, ensure_vector_table, insert_vectors, knn, open_store, vectors,
 )
 from gallery_app.core.store.fastsearch import cache, loading
 from gallery_app.core.store.vector_search import search
@@ -98,6 +98,13 @@ def test_inserts_and_deletes_through_this_process_patch_the_cached_index(filled,
     assert ids_of(hits) == ids_of(knn(store, table, query, model_key=MODEL, k=4))
     assert reloads == []
     assert cache.get_index(store, table).version == table_version(store, table)
+
+
+def test_connecting_registers_the_cache_as_a_write_listener_once(db_path, monkeypatch):
+    monkeypatch.setattr(vectors, "WRITE_LISTENERS", [])
+    for _ in range(2):
+        connect(db_path).close()
+    assert vectors.WRITE_LISTENERS == [cache._on_write]
 
 
 def test_rows_added_by_another_connection_are_seen(filled, db_path):

@@ -174,6 +174,10 @@ def connect(path: Path | str, *, readonly: bool = False,
     except BaseException:
         conn.close()
         raise
+    # Imported here: the cache reads vectors.py, which imports atomic() from this module.
+    from gallery_app.core.store.fastsearch import cache
+
+    cache.follow_vector_writes()
     return conn
 
 

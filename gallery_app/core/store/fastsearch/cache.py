@@ -1,8 +1,9 @@
 """Packed indexes kept per (database file, vector table), shared by every connection of this process.
 
 * Fresh: each search reads the table's change counter (``vectors.table_version``, one indexed
-  ``app_state`` row). Writes through this process patch the cached index in place of a reload;
-  any other difference (another connection, another process) reloads the table from the file.
+  ``app_state`` row). Writes through this process patch the cached index in place of a reload
+  (``store.connect()`` calls ``follow_vector_writes``); any other difference (another connection,
+  another process) reloads the table from the file.
 * Thread-safe: a published index is immutable; one lock per entry serialises reloads and patches,
   so readers never wait for each other.
 * Released: an entry remembers the connections that used it and is dropped once all of them are
@@ -134,6 +135,13 @@ def _on_write(conn: apsw.Connection, table: VectorTable, old: int, new: int, cha
             entry.index = index.with_delete(change[1], new)
 
 
+def follow_vector_writes() -> None:
+    """Patch cached indexes after every vector write committed through this process (once, however often called)."""
+    with _registry_lock:
+        if _on_write not in vectors.WRITE_LISTENERS:
+            vectors.WRITE_LISTENERS.append(_on_write)
+
+
 def release(conn: apsw.Connection | None = None) -> None:
     """Drop the cached indexes of ``conn``'s database file (all of them without ``conn``)."""
     with _registry_lock:
@@ -150,5 +158,3 @@ def cached_bytes() -> int:
     with _registry_lock:
         return sum(e.index.memory_bytes() for e in _entries.values() if e.index is not None)
 
-
-vectors.WRITE_LISTENERS.append(_on_write)
