@@ -3,20 +3,20 @@
 What it measures
     For each (data, n vectors, dims) it builds a real, file-backed ``vec0`` table through the store's
     API, loads it into a ``PackedIndex`` the way the app does (``fastsearch.loading.read_table``),
-    lets the index calibrate its automatic choice, then answers the same queries with every method:
+    makes its quantised copies and calibrates their shortlists (``bench/quantised_search.py``), then
+    answers the same queries with every method:
 
     vec0            the store of record: ``vectors.knn`` (sqlite-vec 0.1.x, brute force, no SIMD)
     numpy f32       the plain baseline: unit rows @ query, argpartition, sort of the k
-    packed f32      ``PackedIndex`` exact (cached row norms, so raw rows need no normalising)
+    packed f32      ``PackedIndex`` exact (cached row norms, so raw rows need no normalising): the app's path
     int8+rescore    int8 codes (one scale per row) rank a shortlist, re-scored exactly in float32
     binary+rescore  sign bits + Hamming distance rank a shortlist, re-scored exactly in float32
 
-    Recall@10 is against the exact float32 answer. Shortlists are the ones the index calibrated (on
-    stored rows used as queries) for recall ≥ 0.995 — random data needs far longer binary
-    shortlists than real embeddings, which is why auto may choose differently per table.
-    "memory MB" is what the method scans: the vec0 database file, the float32 matrix, or the
-    quantised codes (int8/binary also keep the float32 matrix resident for re-scoring). "*" marks
-    the method ``vector_search.search(method="auto")`` picks for that table.
+    Recall@10 is against the exact float32 answer. Shortlists are the ones calibrated (on stored
+    rows used as queries) for recall ≥ 0.995 — random data needs far longer binary shortlists
+    than real embeddings. "memory MB" is what the method scans: the vec0 database file, the
+    float32 matrix, or the quantised codes (int8/binary also keep the float32 matrix resident for
+    re-scoring). "*" marks what ``vector_search.search(method="auto")`` searches: packed f32.
 
 Data
     random      Gaussian rows scaled to length 1, random unit queries (no cluster structure: the
@@ -57,7 +57,7 @@ except ImportError:
 from gallery_app.core.store import VectorTable, ensure_vector_table, insert_vectors, knn, open_store
 from gallery_app.core.store.fastsearch import PackedIndex
 from gallery_app.core.store.fastsearch.loading import read_table
-from gallery_app.core.store.vector_search import AUTO_EXACT_BELOW
+from quantised_search import QuantisedIndex  # bench/ is on sys.path: this script's own folder
 
 SEED = 20_240_611
 K = 10
@@ -67,7 +67,8 @@ REAL_NOISE = 0.5      # norm of the noise added to each repeated real vector
 QUERY_NOISE = 0.2     # norm of the noise added to each repeated real query
 ROOT = Path(__file__).resolve().parent.parent
 METHODS = ("vec0", "numpy f32", "packed f32", "int8+rescore", "binary+rescore")
-INDEX_METHOD = {"packed f32": "exact", "int8+rescore": "int8", "binary+rescore": "binary"}
+QUANTISED_METHOD = {"int8+rescore": "int8", "binary+rescore": "binary"}
+AUTO = "packed f32"
 
 
 @dataclass
@@ -178,17 +179,16 @@ def run(kind: str, n: int, dims: int, n_queries: int, vec0_every: int) -> tuple[
             index = PackedIndex.from_rows(table, read_table(conn, table))
             load_s = time.perf_counter() - start
             start = time.perf_counter()
-            calibration = index.calibrate()
+            quantised = QuantisedIndex(index)
+            quantised.calibrate()
             calibrate_s = time.perf_counter() - start
-            index.int8(), index.bits()
-            chosen = "packed f32" if n < AUTO_EXACT_BELOW else {
-                "exact": "packed f32", "int8": "int8+rescore", "binary": "binary+rescore"}[calibration.method]
             runners: dict[str, Callable[[np.ndarray], Sequence[int]]] = {
                 "vec0": lambda q: [h.rowid for h in knn(conn, table, q, model_key=table.model_key, k=K)],
                 "numpy f32": lambda q: exact_ids(data, q),
+                "packed f32": lambda q: index.search(q, K)[0],
             }
-            for name, method in INDEX_METHOD.items():
-                runners[name] = lambda q, method=method: index.search(q, K, method=method)[0]
+            for name, method in QUANTISED_METHOD.items():
+                runners[name] = lambda q, method=method: quantised.search(q, K, method)[0]
             times: dict[str, list[float]] = {m: [] for m in METHODS}
             recalls: dict[str, list[float]] = {m: [] for m in METHODS}
             for i, query in enumerate(queries):
@@ -203,18 +203,17 @@ def run(kind: str, n: int, dims: int, n_queries: int, vec0_every: int) -> tuple[
                     if i >= WARMUP:
                         times[method].append(elapsed)
                         recalls[method].append(len(truth & {int(x) for x in ids}) / K)
-            memory = index.memory_bytes()
-            sizes = {"vec0": path.stat().st_size, "numpy f32": data.nbytes, "packed f32": memory["float32"],
+            memory = quantised.memory_bytes()
+            sizes = {"vec0": path.stat().st_size, "numpy f32": data.nbytes, "packed f32": index.memory_bytes(),
                      "int8+rescore": memory["int8"], "binary+rescore": memory["binary"]}
             rows = []
             for method in METHODS:
-                index_method = INDEX_METHOD.get(method)
-                shortlist = (index.shortlist_size(index_method, K, n)
-                             if index_method in ("int8", "binary") else None)
+                quantised_method = QUANTISED_METHOD.get(method)
+                shortlist = quantised.shortlist_size(quantised_method, K) if quantised_method else None
                 rows.append(Row(kind, n, dims, method, np.array(times[method]), float(np.mean(recalls[method])),
-                                sizes[method], shortlist, method == chosen))
+                                sizes[method], shortlist, method == AUTO))
             note = (f"  [{kind} {n:,} x {dims}: vec0 build {build_s:.1f} s, load into memory {load_s:.2f} s, "
-                    f"calibrate {calibrate_s:.2f} s, vec0 on {len(times['vec0'])} of {n_queries} queries, "
+                    f"quantise + calibrate {calibrate_s:.2f} s, vec0 on {len(times['vec0'])} of {n_queries} queries, "
                     f"process RSS {resident_mb():,.0f} MB]")
         finally:
             conn.close()

@@ -41,7 +41,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from gallery_app.core.models.catalog import CLIP_B32_TEXT, CLIP_B32_VISION  # noqa: E402
-from gallery_app.core.photos.clip_tokenizer import (  # noqa: E402
+from gallery_app.core.models.runtimes.clip_tokenizer import (  # noqa: E402
     CONTEXT_LENGTH, EOT_ID, SOT_ID, save_clip_tokenizer_json,
 )
 

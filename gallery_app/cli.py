@@ -13,44 +13,13 @@ import sys
 from collections.abc import Callable, Sequence
 
 from gallery_app import __version__
+from gallery_app.cli_progress import ProgressBar
 from gallery_app.core import paths
-from gallery_app.core.eta import TimeLeft, describe_time_left
 from gallery_app.core.errors import AppError, Cancelled
 
 
 def _megabytes(size: int | None) -> str:
     return "size unknown" if size is None else f"{size / 1e6:,.0f} MB"
-
-
-class _ProgressBar:
-    """A one-line progress bar on stderr, redrawn at most once per percent."""
-
-    def __init__(self, label: str, stream=None, unit: str = "MB"):
-        self.label = label
-        self.stream = stream or sys.stderr
-        self.unit = unit
-        self._last = -1
-        self._time_left = TimeLeft()
-        self._width = 0
-
-    def __call__(self, done: int, total: int) -> None:
-        percent = int(done * 100 / total) if total else 0
-        seconds_left = self._time_left.update(done, total)
-        if percent == self._last:
-            return
-        self._last = percent
-        filled = percent // 4
-        amount = (f"{done / 1e6:,.1f}/{total / 1e6:,.1f} MB" if self.unit == "MB"
-                  else f"{done:,}/{total:,} {self.unit}")
-        left = describe_time_left(seconds_left) if done < total else ""
-        line = f"{self.label} [{'#' * filled}{'.' * (25 - filled)}] {percent:3d}% {amount}{', ' + left if left else ''}"
-        # Spaces rub out the end of a longer previous line ("…, about 2 min left").
-        self.stream.write("\r" + line.ljust(self._width))
-        self._width = len(line)
-        self.stream.flush()
-
-    def close(self) -> None:
-        self.stream.write("\n")
 
 
 # --- doctor ---------------------------------------------------------------------------------
@@ -192,7 +161,7 @@ def cmd_models_fetch(args: argparse.Namespace) -> int:
     if present is not None:
         print(f"{spec.name} is already available from {present.origin()}.")
         return 0
-    bar = _ProgressBar(f"Downloading {spec.key}")
+    bar = ProgressBar(f"Downloading {spec.key}")
     try:
         resolved = sources.fetch(spec, progress=bar)
     except KeyboardInterrupt:

@@ -15,6 +15,8 @@ import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
+from gallery_app.cli_progress import ProgressBar
+
 
 #: Marks the lines of a passage's best-matching messages.
 FOCUS_MARK = "▶"
@@ -66,18 +68,17 @@ TELL_ESTIMATE_AFTER_S = 60
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from gallery_app.cli import _ProgressBar
     from gallery_app.core.chat.importer import import_chat
     from gallery_app.core.errors import Cancelled
     from gallery_app.core.models.loading import open_text_embedder
 
     conn = _open_store()
     embedder = open_text_embedder(args.embedder)
-    bars: dict[str, _ProgressBar] = {}
+    bars: dict[str, ProgressBar] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
         if stage == "embedded" and total:
-            bars.setdefault(stage, _ProgressBar("Embedding messages", unit="passages"))(done, total)
+            bars.setdefault(stage, ProgressBar("Embedding messages", unit="passages"))(done, total)
 
     def tell(estimate) -> None:
         if estimate.seconds > TELL_ESTIMATE_AFTER_S:
@@ -260,7 +261,6 @@ def cmd_repl(args: argparse.Namespace) -> int:
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
-    from gallery_app.cli import _ProgressBar
     from gallery_app.core.chat.embedder_switch import switch_embedder
     from gallery_app.core.chat.importer import reindex
     from gallery_app.core.errors import ModelNotAvailable
@@ -273,7 +273,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     except ModelNotAvailable:
         used = None
     conn = _open_store()
-    bar = _ProgressBar(f"Embedding with {embedder.spec.name}", unit="passages")
+    bar = ProgressBar(f"Embedding with {embedder.spec.name}", unit="passages")
 
     def progress(stage: str, done: int, total: int) -> None:
         if stage == "embedded" and total:

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from gallery_app.cli_progress import ProgressBar
+
 #: Skipped files listed one by one after `photos add`; more are summarised by reason only.
 SHOWN_SKIPS = 20
 
@@ -45,14 +47,13 @@ def _print_results(results) -> None:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    from gallery_app.cli import _ProgressBar
     from gallery_app.core.file_names import printable
     from gallery_app.core.photos.indexer import PhotoIndexer
 
     conn = _open_store()
     vision = _vision(args, required=False)
     for folder in args.folders:
-        bar = _ProgressBar(f"Indexing {printable(Path(folder).name or folder)}", unit="photos")
+        bar = ProgressBar(f"Indexing {printable(Path(folder).name or folder)}", unit="photos")
         drawn = []
 
         def progress(stage: str, done: int, total: int, bar=bar, drawn=drawn) -> None:

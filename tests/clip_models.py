@@ -67,7 +67,7 @@ def clip_vocab_file() -> Path:
 def write_test_clip_models(models_dir: Path) -> dict[str, np.ndarray]:
     """Both test towers (and CLIP's real tokenizer) where the app looks for a downloaded CLIP."""
     from gallery_app.core.models import catalog
-    from gallery_app.core.photos.clip_tokenizer import save_clip_tokenizer_json
+    from gallery_app.core.models.runtimes.clip_tokenizer import save_clip_tokenizer_json
 
     text_dir = models_dir / catalog.CLIP_B32_TEXT.key
     vision_dir = models_dir / catalog.CLIP_B32_VISION.key

@@ -18,22 +18,29 @@ def llm():
     model.release()
 
 
+def answer(llm, question: str, **kwargs):
+    """The answer's pieces as they stream: the chat template's prompt, continued (what ChatSession does)."""
+    text, stops = llm.render_chat([{"role": "user", "content": question}])
+    return llm.stream_completion(llm.tokenize(text), stop=stops, **kwargs)
+
+
 def test_answer_streams_in_several_pieces(llm):
-    pieces = list(llm.stream_chat([{"role": "user", "content": "Name three colours."}], max_tokens=24))
+    pieces = list(answer(llm, "Name three colours.", max_tokens=24))
     assert len(pieces) > 3
     assert "".join(pieces).strip()
 
 
 def test_same_seed_same_answer(llm):
-    messages = [{"role": "user", "content": "Say hello."}]
-    assert llm.chat(messages, max_tokens=12, temperature=0) == llm.chat(messages, max_tokens=12, temperature=0)
+    def once() -> str:
+        return "".join(answer(llm, "Say hello.", max_tokens=12, temperature=0))
+
+    assert once() == once()
 
 
 def test_cancel_stops_between_tokens(llm):
     produced = []
     with pytest.raises(Cancelled):
-        for piece in llm.stream_chat([{"role": "user", "content": "Count from one to fifty."}], max_tokens=200,
-                                     cancel=lambda: len(produced) >= 3):
+        for piece in answer(llm, "Count from one to fifty.", max_tokens=200, cancel=lambda: len(produced) >= 3):
             produced.append(piece)
     assert len(produced) == 3
 

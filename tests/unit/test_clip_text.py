@@ -9,9 +9,9 @@ import pytest
 
 from gallery_app.core.models import catalog
 from gallery_app.core.models.runtimes.clip import ClipTextEncoder
+from gallery_app.core.models.runtimes.clip_tokenizer import EOT_ID, SOT_ID, save_clip_tokenizer_json
 from gallery_app.core.models.sources import ResolvedModel, Source
 from gallery_app.core.models.specs import ModelFile
-from gallery_app.core.photos.clip_tokenizer import EOT_ID, SOT_ID, save_clip_tokenizer_json
 from tests.clip_models import build_text_tower, clip_vocab_file
 
 

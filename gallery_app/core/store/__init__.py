@@ -6,8 +6,9 @@ from pathlib import Path
 
 import apsw
 
-from gallery_app.core.store.connection import atomic, close_connection, connect, sqlite_versions
+from gallery_app.core.store.connection import close_connection, connect, sqlite_versions
 from gallery_app.core.store.migrations import migrate
+from gallery_app.core.store.transactions import atomic
 from gallery_app.core.store.vectors import (
     MAX_K,
     Neighbor,

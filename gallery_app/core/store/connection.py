@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
 
 import apsw
 
 from gallery_app.core.errors import StoreDamaged, StoreError, StoreUnwritable
 from gallery_app.core.paths import NEW_DATA_FOLDER, make_data_folder
-
-T = TypeVar("T")
+from gallery_app.core.store.fastsearch import cache
+from gallery_app.core.store.transactions import retry_while_busy
 
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 
@@ -45,23 +42,11 @@ def _load_sqlite_vec(conn: apsw.Connection) -> None:
         conn.enable_load_extension(False)
 
 
-def _retry_while_busy(action: Callable[[], T], wait_s: float, pause_s: float) -> T:
-    """``action()``, tried again while SQLite answers "locked" without waiting; its BusyError after ``wait_s``."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            return action()
-        except apsw.BusyError:
-            if time.monotonic() >= deadline:
-                raise
-            time.sleep(pause_s)
-
-
 def _switch_to_wal(conn: apsw.Connection, timeout_ms: int) -> str:
     # Switching a new file to WAL needs it to itself for a moment, and SQLite answers "locked" at once
     # instead of calling the busy handler when another connection is opening it too: retry briefly.
-    return _retry_while_busy(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone()[0],
-                             timeout_ms / 1000, 0.005)
+    return retry_while_busy(lambda: conn.execute("PRAGMA journal_mode=WAL").fetchone()[0],
+                            timeout_ms / 1000, 0.005)
 
 
 def _no_checkpoint_on_close(path: str) -> None:
@@ -174,46 +159,8 @@ def connect(path: Path | str, *, readonly: bool = False,
     except BaseException:
         conn.close()
         raise
+    cache.follow_vector_writes()
     return conn
-
-
-#: What a writer hears when another one held the database longer than it waits.
-WRITER_BUSY = "Another import is writing to the library; try again when it finishes."
-#: How long a writer waits for another one's transaction. Each is short (a batch of vectors, a batch of
-#: photos) except the first of a chat import, which stores all its messages at once: about 20 s for a
-#: 20 MB chat on a busy 2-core machine.
-WRITER_WAIT_S = 120.0
-
-
-def _begin_immediate(conn: apsw.Connection, wait_s: float) -> None:
-    try:  # each try waits up to the connection's busy timeout
-        _retry_while_busy(lambda: conn.execute("BEGIN IMMEDIATE"), wait_s, 0.01)
-    except apsw.BusyError as exc:
-        raise StoreError(WRITER_BUSY, hint="Nothing was changed.") from exc
-
-
-@contextlib.contextmanager
-def atomic(conn: apsw.Connection, *, wait_s: float | None = None) -> Iterator[apsw.Connection]:
-    """The one way to write: all statements inside commit together or not at all; nests through savepoints.
-
-    The outermost level is BEGIN IMMEDIATE, which takes the write lock before the first read. A
-    deferred transaction (or apsw's savepoint) that reads first fails at once with "database is
-    locked" when its read turns into a write while another connection writes: SQLite cannot call
-    the busy handler for that upgrade in WAL mode. Taken up front, the lock is waited for, up to
-    ``wait_s`` (default ``WRITER_WAIT_S``).
-    """
-    if conn.in_transaction:
-        with conn:
-            yield conn
-        return
-    _begin_immediate(conn, WRITER_WAIT_S if wait_s is None else wait_s)
-    try:
-        yield conn
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
 
 
 def data_version(conn: apsw.Connection) -> int:

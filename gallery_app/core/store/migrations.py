@@ -13,7 +13,7 @@ from collections.abc import Callable
 import apsw
 
 from gallery_app.core.errors import StoreError
-from gallery_app.core.store.connection import atomic
+from gallery_app.core.store.transactions import atomic
 
 Migration = Callable[[apsw.Connection], None]
 

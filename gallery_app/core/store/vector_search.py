@@ -1,13 +1,12 @@
-"""``search()``: the k nearest rows of a vector table, through the fastest path that keeps recall.
+"""``search()``: the k nearest rows of a vector table, from the packed in-memory copy.
 
 Same arguments, checks and results as ``vectors.knn`` (sqlite-vec, the store of record), plus
-``method``: ``"vec0"`` asks sqlite-vec; ``"exact"``, ``"int8"`` and ``"binary"`` search the packed
-in-memory copy of the table (``fastsearch``); ``"auto"`` (the default) picks:
+``method``: ``"vec0"`` asks sqlite-vec; ``"auto"`` (the default) and ``"exact"`` search the packed
+float32 copy of the table (``fastsearch``) exactly, except inside an open transaction on ``conn``,
+where vec0 answers because it sees that transaction's uncommitted rows.
 
-* tables under ``AUTO_EXACT_BELOW`` rows: exact packed float32 (a few ms at most, recall 1);
-* larger tables: the method ``PackedIndex.calibrate`` measured fastest among those whose shortlist
-  reaches recall@10 ≥ 0.995 on sampled rows (exact always qualifies), measured once per index;
-* inside an open transaction on ``conn``: vec0, which sees that transaction's uncommitted rows.
+Quantised first passes (int8, sign bits) were not faster than the exact path on the data
+measured (``bench/knn.py``), so they live in ``bench/quantised_search.py``, not here.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import apsw
 import numpy as np
 
 from gallery_app.core.errors import StoreError
-from gallery_app.core.store.fastsearch import METHODS, PackedIndex, cache
+from gallery_app.core.store.fastsearch import cache
 from gallery_app.core.store.vectors import (
     Neighbor,
     VectorTable,
@@ -30,25 +29,7 @@ from gallery_app.core.store.vectors import (
     validate_k,
 )
 
-SEARCH_METHODS = ("auto", "vec0", *METHODS)
-#: Below this many rows (of the table, or passing the filters) auto searches exactly.
-AUTO_EXACT_BELOW = 50_000
-
-
-def calibrated(index: PackedIndex, keep: str | None = None) -> PackedIndex:
-    """``index`` with its shortlists and fastest method measured (once; other threads wait for it)."""
-    with index.calibration_lock:
-        if index.calibration is None:
-            fastest = index.calibrate().method
-            index.drop_quantised(keep or fastest)
-    return index
-
-
-def choose_method(index: PackedIndex, rows: int) -> str:
-    """Exact for small tables or selections; else the calibrated method (calibrating on first use)."""
-    if rows < AUTO_EXACT_BELOW:
-        return "exact"
-    return calibrated(index).calibration.method
+SEARCH_METHODS = ("auto", "exact", "vec0")
 
 
 def search(conn: apsw.Connection, table: VectorTable, query: np.ndarray, *, model_key: str, k: int = 10,
@@ -61,14 +42,7 @@ def search(conn: apsw.Connection, table: VectorTable, query: np.ndarray, *, mode
     filters = parse_filters(table, where)
     if method == "vec0" or conn.in_transaction:
         return knn(conn, table, vector, model_key=model_key, k=k, where=where)
-    index = cache.get_index(conn, table)
-    if method == "auto":
-        selected = index.selection(filters)
-        rows = len(index) if selected is None else len(selected)
-        method = choose_method(index, rows)
-    elif method in ("int8", "binary"):
-        calibrated(index, keep=method)  # a forced quantised method still gets a shortlist that keeps recall
-    rowids, distances = index.search(vector, k, filters, method=method)
+    rowids, distances = cache.get_index(conn, table).search(vector, k, filters)
     return [Neighbor(int(r), float(d), similarity_from_distance(float(d), table.metric))
             for r, d in zip(rowids, distances)]
 

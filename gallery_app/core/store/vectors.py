@@ -19,7 +19,7 @@ import apsw
 import numpy as np
 
 from gallery_app.core.errors import StoreError, VectorModelMismatch
-from gallery_app.core.store.connection import atomic
+from gallery_app.core.store.transactions import atomic
 
 #: sqlite-vec refuses KNN queries with a larger k.
 MAX_K = 4096

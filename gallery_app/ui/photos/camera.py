@@ -183,10 +183,6 @@ class CameraDialog(QDialog):
                 self.preview.setPixmap(QPixmap.fromImage(image).scaled(
                     self.preview.size(), Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.FastTransformation))
 
-    @property
-    def frames_seen(self) -> int:
-        return self._frames
-
     def current_image(self) -> QImage | None:
         """The latest frame as a QImage (in the backend's pixel format), capped at ``MAX_CAPTURE``."""
         if self._frame is None:

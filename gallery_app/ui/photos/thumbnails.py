@@ -84,9 +84,6 @@ class ThumbnailLoader(QObject):
         self._request(key, path, content_hash)
         return self.placeholder
 
-    def has_icon(self, key: int) -> bool:
-        return key in self._icons
-
     def _request(self, key: int, path: str, content_hash: str | None) -> None:
         if key in self._pending:
             return
@@ -117,10 +114,6 @@ class ThumbnailLoader(QObject):
         for key, worker in list(self._pending.items()):
             if self.pool.tryTake(worker):
                 self._pending.pop(key, None)
-
-    def forget(self, key: int) -> None:
-        self._icons.pop(key, None)
-        self._broken.discard(key)
 
     def shutdown(self, timeout_ms: int = 10_000) -> bool:
         self.drop_queued()

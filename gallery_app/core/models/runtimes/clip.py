@@ -71,7 +71,8 @@ class ClipTextEncoder(_ClipTower):
     def __init__(self, resolved: ResolvedModel, **kwargs):
         model_file = next(f.name for f in resolved.spec.files if f.name.endswith(".onnx"))
         super().__init__(resolved, model_file, **kwargs)
-        from gallery_app.core.photos.clip_tokenizer import ClipTokenizer
+        # Imported here, so the photo modules that import this one load `tokenizers` only for a text tower.
+        from gallery_app.core.models.runtimes.clip_tokenizer import ClipTokenizer
 
         self.tokenizer = ClipTokenizer(resolved.paths["tokenizer.json"])
 

@@ -209,6 +209,7 @@ class ChatLLM:
 
     def render_chat(self, messages: Sequence[ChatMessage]) -> tuple[ChatText, list[str]]:
         """The exact prompt the chat template makes of ``messages``, and the template's stop strings."""
+        # Not llama.cpp's create_chat_completion: it reads the messages' text as special tokens too.
         return self._format().render(messages)
 
     def stream_completion(self, prompt_tokens: list[int], *, max_tokens: int, stop: Sequence[str] = (),
@@ -229,17 +230,6 @@ class ChatLLM:
                     yield piece
         finally:
             stream.close()
-
-    def stream_chat(self, messages: Sequence[ChatMessage], *, max_tokens: int = 256, temperature: float = 0.2,
-                    stop: Sequence[str] = (), cancel: Callable[[], bool] | None = None) -> Iterator[str]:
-        """Yield the answer piece by piece; stop early (raising Cancelled) when ``cancel()`` turns true."""
-        # Not llama.cpp's create_chat_completion: it reads the messages' text as special tokens too.
-        text, stops = self.render_chat(messages)
-        yield from self.stream_completion(self.tokenize(text), max_tokens=max_tokens, stop=[*stops, *stop],
-                                          temperature=temperature, repeat_penalty=1.0, cancel=cancel)
-
-    def chat(self, messages: Sequence[ChatMessage], **kwargs) -> str:
-        return "".join(self.stream_chat(messages, **kwargs))
 
     def release(self) -> None:
         self._llama.release()

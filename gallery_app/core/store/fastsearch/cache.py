@@ -1,8 +1,9 @@
 """Packed indexes kept per (database file, vector table), shared by every connection of this process.
 
 * Fresh: each search reads the table's change counter (``vectors.table_version``, one indexed
-  ``app_state`` row). Writes through this process patch the cached index in place of a reload;
-  any other difference (another connection, another process) reloads the table from the file.
+  ``app_state`` row). Writes through this process patch the cached index in place of a reload
+  (``store.connect()`` calls ``follow_vector_writes``); any other difference (another connection,
+  another process) reloads the table from the file.
 * Thread-safe: a published index is immutable; one lock per entry serialises reloads and patches,
   so readers never wait for each other.
 * Released: an entry remembers the connections that used it and is dropped once all of them are
@@ -93,13 +94,13 @@ def _enforce_budget(keep: _Entry) -> None:
         _drop_unused()
         budget = memory_budget()
         by_age = sorted(_entries.items(), key=lambda item: item[1].last_used)
-        total = sum(sum(e.index.memory_bytes().values()) for _, e in by_age if e.index is not None)
+        total = sum(e.index.memory_bytes() for _, e in by_age if e.index is not None)
         for key, entry in by_age:
             if total <= budget:
                 break
             if entry is keep or entry.index is None:
                 continue
-            total -= sum(entry.index.memory_bytes().values())
+            total -= entry.index.memory_bytes()
             _entries.pop(key, None)
 
 
@@ -113,11 +114,7 @@ def get_index(conn: apsw.Connection, table: VectorTable) -> PackedIndex:
     with entry.lock:
         index = entry.index
         if index is None or index.version != version:
-            previous = index.calibration if index is not None else None
-            rows = read_table(conn, table)
-            if previous is not None and not previous.rows / 2 <= len(rows.rowids) <= previous.rows * 2:
-                previous = None
-            index = entry.index = PackedIndex.from_rows(table, rows, previous)
+            index = entry.index = PackedIndex.from_rows(table, read_table(conn, table))
     _enforce_budget(entry)
     return index
 
@@ -138,6 +135,13 @@ def _on_write(conn: apsw.Connection, table: VectorTable, old: int, new: int, cha
             entry.index = index.with_delete(change[1], new)
 
 
+def follow_vector_writes() -> None:
+    """Patch cached indexes after every vector write committed through this process (once, however often called)."""
+    with _registry_lock:
+        if _on_write not in vectors.WRITE_LISTENERS:
+            vectors.WRITE_LISTENERS.append(_on_write)
+
+
 def release(conn: apsw.Connection | None = None) -> None:
     """Drop the cached indexes of ``conn``'s database file (all of them without ``conn``)."""
     with _registry_lock:
@@ -152,7 +156,5 @@ def release(conn: apsw.Connection | None = None) -> None:
 
 def cached_bytes() -> int:
     with _registry_lock:
-        return sum(sum(e.index.memory_bytes().values()) for e in _entries.values() if e.index is not None)
+        return sum(e.index.memory_bytes() for e in _entries.values() if e.index is not None)
 
-
-vectors.WRITE_LISTENERS.append(_on_write)
