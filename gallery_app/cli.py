@@ -16,10 +16,7 @@ from gallery_app import __version__
 from gallery_app.core import paths
 from gallery_app.core.eta import TimeLeft, describe_time_left
 from gallery_app.core.errors import AppError, Cancelled
-
-
-def _megabytes(size: int | None) -> str:
-    return "size unknown" if size is None else f"{size / 1e6:,.0f} MB"
+from gallery_app.core.units import describe_size
 
 
 class _ProgressBar:
@@ -40,7 +37,7 @@ class _ProgressBar:
             return
         self._last = percent
         filled = percent // 4
-        amount = (f"{done / 1e6:,.1f}/{total / 1e6:,.1f} MB" if self.unit == "MB"
+        amount = (f"{describe_size(done)}/{describe_size(total)}" if self.unit == "MB"
                   else f"{done:,}/{total:,} {self.unit}")
         left = describe_time_left(seconds_left) if done < total else ""
         line = f"{self.label} [{'#' * filled}{'.' * (25 - filled)}] {percent:3d}% {amount}{', ' + left if left else ''}"
@@ -110,7 +107,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         checks = sources.check(found)
         bad = [c for c in checks if not c.status.ok]
         state = "; ".join(c.detail for c in bad) if bad else checks[0].status.value
-        print(f"{head}available from {found.origin()}, {_megabytes(spec.size)}, {state}")
+        print(f"{head}available from {found.origin()}, {describe_size(spec.size)}, {state}")
         if bad:
             problems.append(f"The {role.value} model {spec.name} is damaged: {bad[0].detail}. "
                             f"Delete it and fetch it again: gallery-app-cli models fetch {spec.key}")
@@ -137,7 +134,6 @@ def _spec_for(name: str):
 def cmd_models_list(args: argparse.Namespace) -> int:
     from gallery_app.core.models import sources
     from gallery_app.core.models.catalog import CANDIDATES
-    from gallery_app.core.models.memory import describe_bytes
     from gallery_app.core.models.recommend import CONTEXT_TOKENS, memory_needed
 
     print(f"Each model's download, and the memory it takes in use ({CONTEXT_TOKENS:,}-token context for chat models):")
@@ -151,7 +147,7 @@ def cmd_models_list(args: argparse.Namespace) -> int:
                 "downloadable" if spec.downloadable else "not installed")
             marker = "*" if spec is chosen else " "
             need = memory_needed(spec)
-            print(f" {marker} {spec.key:<36}{_megabytes(spec.size):>10} {describe_bytes(need) if need else '?':>8} in use  "
+            print(f" {marker} {spec.key:<36}{describe_size(spec.size):>10} {describe_size(need) if need else '?':>8} in use  "
                   f"{spec.runtime.value:<6} {spec.licence:<10} {spec.languages:<12} {where}")
     print("\n* = used for that role")
     return 0
@@ -160,17 +156,19 @@ def cmd_models_list(args: argparse.Namespace) -> int:
 def cmd_models_recommend(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from gallery_app.core.models.memory import GB, describe_bytes, this_machine
+    from gallery_app.core import units
+    from gallery_app.core.models.memory import this_machine
     from gallery_app.core.models.recommend import CONTEXT_TOKENS, recommend, spare_memory
 
     machine = this_machine()
-    if args.ram_gb is not None:  # another computer: its memory, as free as this one's is now
+    if args.ram_gb is not None:  # another computer: its memory (in the GB printed), as free as this one's is now
         free_share = machine.available_ram / machine.total_ram
-        machine = replace(machine, total_ram=int(args.ram_gb * GB), available_ram=int(args.ram_gb * GB * free_share))
+        machine = replace(machine, total_ram=int(args.ram_gb * units.GB),
+                          available_ram=int(args.ram_gb * units.GB * free_share))
     if args.cores is not None:
         machine = replace(machine, cores=args.cores)
-    print(f"This computer: {describe_bytes(machine.total_ram)} of memory ({describe_bytes(machine.available_ram)} "
-          f"free now), {machine.cores} cores. The models may use {describe_bytes(spare_memory(machine))} "
+    print(f"This computer: {describe_size(machine.total_ram)} of memory ({describe_size(machine.available_ram)} "
+          f"free now), {machine.cores} cores. The models may use {describe_size(spare_memory(machine))} "
           f"(the rest stays with the system and other programs); chat answers use a {CONTEXT_TOKENS:,}-token context.")
     for advice in recommend(machine):
         print(f"\n{advice.role.value}: {advice.role.describe()}")

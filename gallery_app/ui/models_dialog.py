@@ -23,9 +23,10 @@ from gallery_app.core import paths
 from gallery_app.core.errors import AppError, ModelError
 from gallery_app.core.models import loading, sources
 from gallery_app.core.models.catalog import ALL_SPECS, CANDIDATES
-from gallery_app.core.models.memory import Machine, describe_bytes, this_machine
+from gallery_app.core.models.memory import Machine, this_machine
 from gallery_app.core.models.recommend import Recommendation, recommend
 from gallery_app.core.models.specs import ModelSpec, Role
+from gallery_app.core.units import describe_size
 from gallery_app.ui.plain_text import plain_label, tooltip
 from gallery_app.ui.workers import Worker, WorkerContext
 
@@ -116,7 +117,7 @@ def needs_attention(states: list[ModelState]) -> bool:
 def describe_model(state: ModelState | None, what: str) -> str:
     if state is None:
         return f"{what}: no model known"
-    size = f"{state.spec.size / 1e6:,.0f} MB" if state.spec.size else "size unknown"
+    size = describe_size(state.spec.size)
     if state.problem:
         return f"{what}: {state.spec.name} is damaged ({state.problem})"
     if state.origin is None:
@@ -143,7 +144,7 @@ def check_and_advise(context: WorkerContext | None = None, settings=None
 
 
 def _size_text(spec: ModelSpec) -> str:
-    return f"{spec.size / 1e6:,.0f} MB" if spec.size else "—"
+    return describe_size(spec.size) if spec.size else "—"
 
 
 def _fetch(context: WorkerContext, spec: ModelSpec) -> sources.ResolvedModel:
@@ -362,7 +363,7 @@ class ModelsDialog(QDialog):
             if ("advice", role) not in self._jobs:
                 actions.set_idle(downloadable=True, missing=True)
                 actions.local.setVisible(False)
-                actions.download.setText(f"Download {describe_bytes(spec.size)}")
+                actions.download.setText(f"Download {describe_size(spec.size)}")
         self.advice_box.setVisible(bool(self._advice_rows))
 
     def advice_actions(self, role: Role) -> _RowActions:
@@ -475,7 +476,7 @@ class ModelsDialog(QDialog):
     def _show_progress(bar: QProgressBar, done: int, total: int) -> None:
         if total > 0:
             bar.setValue(min(1000, done * 1000 // total))
-            bar.setFormat(f"{done / 1e6:,.1f} of {total / 1e6:,.0f} MB (%p%)")
+            bar.setFormat(f"{describe_size(done)} of {describe_size(total)} (%p%)")
 
     def _job_ended(self, role: Role, outcome: str, error: AppError | None = None) -> None:
         self._jobs.pop(role, None)

