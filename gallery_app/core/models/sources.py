@@ -228,12 +228,14 @@ def resolve(spec: ModelSpec) -> ResolvedModel:
     return _first_usable(copies)
 
 
-def choose_spec(role: Role, preferred_key: str | None = None) -> ModelSpec:
+def choose_spec(role: Role, preferred_key: str | None = None, *,
+                lookup: Callable[[ModelSpec], ResolvedModel | None] | None = None) -> ModelSpec:
     """The chosen model for ``role`` (``preferred_key``, else ``models.choices``); else the first one present;
     else the smallest downloadable.
 
     The catalog lists each role's models best first, so a better model someone fetched is used at once;
     with none present, the smallest is the one offered (``models recommend`` says what fits better).
+    ``lookup`` replaces ``locate`` for a caller that remembers what it already found.
     """
     if preferred_key is None and (choice := choices.chosen(role)) in ALL_SPECS:
         preferred_key = choice  # the person's choice (a file or folder they chose is resolved by loading); "" skips it
@@ -246,7 +248,7 @@ def choose_spec(role: Role, preferred_key: str | None = None) -> ModelSpec:
     if not candidates:
         raise ModelNotAvailable(f"No {role.value} model is known to this version of the app.")
     for spec in candidates:
-        if locate(spec) is not None:
+        if (lookup or locate)(spec) is not None:
             return spec
     downloadable = [spec for spec in candidates if spec.downloadable]
     return min(downloadable, key=lambda spec: spec.size or 0) if downloadable else candidates[0]
