@@ -16,10 +16,7 @@ from gallery_app import __version__
 from gallery_app.cli_progress import ProgressBar
 from gallery_app.core import paths
 from gallery_app.core.errors import AppError, Cancelled
-
-
-def _megabytes(size: int | None) -> str:
-    return "size unknown" if size is None else f"{size / 1e6:,.0f} MB"
+from gallery_app.core.units import describe_size
 
 
 # --- doctor ---------------------------------------------------------------------------------
@@ -34,6 +31,7 @@ def _check_runtime(module: str) -> str:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     from gallery_app.core.models import sources
+    from gallery_app.core.models.status import model_statuses
     from gallery_app.core.store import open_store, sqlite_versions
     from gallery_app.core.store.connection import check_integrity
     from gallery_app.core.store.migrations import applied_migrations
@@ -71,18 +69,19 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         if state.startswith("NOT USABLE"):
             problems.append(f"The runtime {module} cannot be loaded.")
     print("Models:")
-    for role, spec, found in sources.statuses():
-        head = f"  {role.value:<14}{spec.key:<36}"
-        if found is None:
-            print(f"{head}missing; {sources.how_to_get(spec)}")
+    for status in model_statuses():
+        spec = status.spec
+        head = f"  {status.role.value:<14}{spec.key:<36}"
+        if status.found is None:
+            print(f"{head}{status.availability.value}; {sources.how_to_get(spec)}")
             continue
-        checks = sources.check(found)
-        bad = [c for c in checks if not c.status.ok]
-        state = "; ".join(c.detail for c in bad) if bad else checks[0].status.value
-        print(f"{head}available from {found.origin()}, {_megabytes(spec.size)}, {state}")
-        if bad:
-            problems.append(f"The {role.value} model {spec.name} is damaged: {bad[0].detail}. "
+        print(f"{head}available from {status.origin}, {describe_size(spec.size)}, "
+              f"{status.problem or status.verdict.value}")
+        if status.damaged_files:
+            problems.append(f"The {status.role.value} model {spec.name} is damaged: {status.problem}. "
                             f"Delete it and fetch it again: gallery-app-cli models fetch {spec.key}")
+        elif status.problem:  # a chosen model that cannot be used
+            problems.append(status.problem)
     if problems:
         print("\nProblems:", file=sys.stderr)
         for problem in problems:
@@ -103,25 +102,39 @@ def _spec_for(name: str):
     return sources.choose_spec(roles[name]) if name in roles else spec_by_key(name)
 
 
-def cmd_models_list(args: argparse.Namespace) -> int:
+def _listed_state(status) -> str:
     from gallery_app.core.models import sources
+    from gallery_app.core.models.status import Availability
+
+    if status.availability is Availability.READY:
+        return f"ready ({status.origin})"
+    if status.availability is Availability.DAMAGED:
+        return f"damaged ({status.problem})"
+    if sources.can_assemble(status.spec):
+        return "missing (in an installed package: run models fetch to unpack it)"
+    return "missing (downloadable)" if status.spec.downloadable else "missing"
+
+
+def cmd_models_list(args: argparse.Namespace) -> int:
     from gallery_app.core.models.catalog import CANDIDATES
-    from gallery_app.core.models.memory import describe_bytes
     from gallery_app.core.models.recommend import CONTEXT_TOKENS, memory_needed
+    from gallery_app.core.models.status import model_status
 
     print(f"Each model's download, and the memory it takes in use ({CONTEXT_TOKENS:,}-token context for chat models):")
     for role, candidates in CANDIDATES.items():
-        chosen = sources.choose_spec(role) if candidates else None
         print(f"{role.value}: {role.describe()}")
-        for spec in candidates:
-            found = sources.locate(spec)
-            where = f"available ({found.origin()})" if found else (
-                "in an installed package: run models fetch to unpack it" if sources.can_assemble(spec) else
-                "downloadable" if spec.downloadable else "not installed")
-            marker = "*" if spec is chosen else " "
+        if not candidates:
+            continue
+        used = model_status(role)
+        listed = [used if spec.key == used.spec.key else model_status(role, spec.key) for spec in candidates]
+        if used.spec.key not in {spec.key for spec in candidates}:  # a model file or folder the person chose
+            listed.append(used)
+        for status in listed:
+            spec = status.spec
+            marker = "*" if status is used else " "
             need = memory_needed(spec)
-            print(f" {marker} {spec.key:<36}{_megabytes(spec.size):>10} {describe_bytes(need) if need else '?':>8} in use  "
-                  f"{spec.runtime.value:<6} {spec.licence:<10} {spec.languages:<12} {where}")
+            print(f" {marker} {spec.key:<36}{describe_size(spec.size):>10} {describe_size(need) if need else '?':>8} in use  "
+                  f"{spec.runtime.value:<6} {spec.licence:<10} {spec.languages:<12} {_listed_state(status)}")
     print("\n* = used for that role")
     return 0
 
@@ -129,17 +142,19 @@ def cmd_models_list(args: argparse.Namespace) -> int:
 def cmd_models_recommend(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from gallery_app.core.models.memory import GB, describe_bytes, this_machine
+    from gallery_app.core import units
+    from gallery_app.core.models.memory import this_machine
     from gallery_app.core.models.recommend import CONTEXT_TOKENS, recommend, spare_memory
 
     machine = this_machine()
-    if args.ram_gb is not None:  # another computer: its memory, as free as this one's is now
+    if args.ram_gb is not None:  # another computer: its memory (in the GB printed), as free as this one's is now
         free_share = machine.available_ram / machine.total_ram
-        machine = replace(machine, total_ram=int(args.ram_gb * GB), available_ram=int(args.ram_gb * GB * free_share))
+        machine = replace(machine, total_ram=int(args.ram_gb * units.GB),
+                          available_ram=int(args.ram_gb * units.GB * free_share))
     if args.cores is not None:
         machine = replace(machine, cores=args.cores)
-    print(f"This computer: {describe_bytes(machine.total_ram)} of memory ({describe_bytes(machine.available_ram)} "
-          f"free now), {machine.cores} cores. The models may use {describe_bytes(spare_memory(machine))} "
+    print(f"This computer: {describe_size(machine.total_ram)} of memory ({describe_size(machine.available_ram)} "
+          f"free now), {machine.cores} cores. The models may use {describe_size(spare_memory(machine))} "
           f"(the rest stays with the system and other programs); chat answers use a {CONTEXT_TOKENS:,}-token context.")
     for advice in recommend(machine):
         print(f"\n{advice.role.value}: {advice.role.describe()}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from gallery_app.core.eta import TimeLeft, describe_time_left
+from gallery_app.core.units import describe_size
 
 
 class ProgressBar:
@@ -25,7 +26,7 @@ class ProgressBar:
             return
         self._last = percent
         filled = percent // 4
-        amount = (f"{done / 1e6:,.1f}/{total / 1e6:,.1f} MB" if self.unit == "MB"
+        amount = (f"{describe_size(done)}/{describe_size(total)}" if self.unit == "MB"
                   else f"{done:,}/{total:,} {self.unit}")
         left = describe_time_left(seconds_left) if done < total else ""
         line = f"{self.label} [{'#' * filled}{'.' * (25 - filled)}] {percent:3d}% {amount}{', ' + left if left else ''}"

@@ -16,15 +16,14 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QTa
 from gallery_app import __version__
 from gallery_app.core import paths
 from gallery_app.core.chat.export_file import is_chat_export
-from gallery_app.core.demo import load_demo_data
-from gallery_app.core.errors import AppError, ModelNotAvailable
+from gallery_app.core.demo import prepare_demo
+from gallery_app.core.errors import AppError
+from gallery_app.core.models.recommend import Recommendation
 from gallery_app.core.models.specs import Role
-from gallery_app.core.photos.indexer import PhotoIndexer
+from gallery_app.core.models.status import ModelStatus, describe_model, needs_attention
 from gallery_app.core.photos.preparing import is_photo_file
 from gallery_app.ui.chat.pane import ChatPane
-from gallery_app.ui.models_dialog import (
-    ModelsDialog, ModelState, Recommendation, check_and_advise, describe_model, needs_attention,
-)
+from gallery_app.ui.models_dialog import ModelsDialog, check_and_advise
 from gallery_app.ui.photos.pane import PhotoPane
 from gallery_app.ui.plain_text import escape, tooltip
 from gallery_app.ui.services import Services
@@ -39,23 +38,10 @@ MODELS_OFFERED_KEY = "first_run/models_dialog_offered"
 ADVICE_SHOWN_KEY = "models/recommendation_shown"
 
 
-def prepare_demo(context: WorkerContext, services: Services) -> list[str]:
-    """Load the demo data into a new gallery and embed photos recorded before CLIP was available."""
-    def optional(load):
-        try:
-            return load()
-        except ModelNotAvailable:
-            return None
-
+def _demo_job(context: WorkerContext, services: Services) -> list[str]:
     with services.connect() as conn:
-        embedder = optional(services.text_embedder)
-        vision = optional(services.clip_vision)
-        lines = load_demo_data(conn, embedder, vision, progress=context.progress, cancel=lambda: context.cancelled)
-        if vision is not None:
-            embedded = PhotoIndexer(conn, vision, cancel=lambda: context.cancelled).embed_missing()
-            if embedded:
-                lines.append(f"{embedded} photos are now searchable.")
-    return lines
+        return prepare_demo(conn, services.text_embedder, services.clip_vision, progress=context.progress,
+                            cancel=lambda: context.cancelled)
 
 
 class MainWindow(QMainWindow):
@@ -68,7 +54,7 @@ class MainWindow(QMainWindow):
         self.resize(1280, 820)
         self.setAcceptDrops(True)
         self.services = services or Services(Settings.load())
-        self.model_states: list[ModelState] = []
+        self.model_states: list[ModelStatus] = []
         self.models_dialog: ModelsDialog | None = None
         self._closed = False
 
@@ -171,7 +157,7 @@ class MainWindow(QMainWindow):
 
     # --- first start, models -------------------------------------------------------------------
     def _prepare_demo(self) -> None:
-        worker = Worker(prepare_demo, self.services).writing("the demo setup")
+        worker = Worker(_demo_job, self.services).writing("the demo setup")
         worker.signals.result.connect(self._demo_prepared)
         self.services.run(worker, "Preparing the demo chats and photos")
 
@@ -193,7 +179,7 @@ class MainWindow(QMainWindow):
         self.model_label.setToolTip(tooltip(str(error)))
         self.show_error(error)
 
-    def _models_ready(self, result: tuple[list[ModelState], list[Recommendation]]) -> None:
+    def _models_ready(self, result: tuple[list[ModelStatus], list[Recommendation]]) -> None:
         states, advice = result
         if self._closed:  # delivered while closing (the close waits for every job's results)
             return

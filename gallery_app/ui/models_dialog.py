@@ -10,7 +10,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -20,16 +19,18 @@ from PySide6.QtWidgets import (
 )
 
 from gallery_app.core import paths
-from gallery_app.core.errors import AppError, ModelError
-from gallery_app.core.models import loading, sources
-from gallery_app.core.models.catalog import ALL_SPECS, CANDIDATES
-from gallery_app.core.models.memory import Machine, describe_bytes, this_machine
-from gallery_app.core.models.recommend import Recommendation, recommend
+from gallery_app.core.errors import AppError
+from gallery_app.core.models import sources
+from gallery_app.core.models.memory import this_machine
+from gallery_app.core.models.recommend import Recommendation, upgrades
 from gallery_app.core.models.specs import ModelSpec, Role
+from gallery_app.core.models.status import ModelStatus, model_statuses
+from gallery_app.core.units import describe_size
 from gallery_app.ui.plain_text import plain_label, tooltip
 from gallery_app.ui.workers import Worker, WorkerContext
 
-READY, MISSING, DAMAGED = "ready", "missing", "damaged"
+#: A download's or chosen file's outcome when the model is ready (the others: "cancelled", "error").
+READY = "ready"
 
 
 class _TrackedWorker(Worker):
@@ -46,104 +47,14 @@ class _TrackedWorker(Worker):
             self.ended.set()
 
 
-@dataclass(frozen=True)
-class ModelState:
-    role: Role
-    spec: ModelSpec
-    origin: str | None  # None: not on this computer
-    problem: str | None = None
-    source: sources.Source | None = None
-
-    @property
-    def usable(self) -> bool:
-        return self.origin is not None and self.problem is None
-
-    @property
-    def status(self) -> str:
-        if self.origin is None:
-            return MISSING
-        return DAMAGED if self.problem else READY
-
-    @property
-    def where(self) -> str:
-        if self.source is None:
-            return "not on this computer"
-        if self.source is sources.Source.PACKAGE:
-            return "installed package"
-        if self.source is sources.Source.LOCAL_FILE:
-            return "file you chose"
-        return "models folder"
-
-
-def _state_for(role: Role, setting: str | None) -> ModelState:
-    if setting and setting not in ALL_SPECS and setting != role.value:
-        # A model file or folder the person named in the settings: it has no published checksum.
-        resolved = loading.resolve_setting(role, setting)
-        return ModelState(role, resolved.spec, resolved.origin(), None, resolved.source)
-    spec = sources.choose_spec(role, setting or None)
-    found = sources.locate(spec)
-    problem = None
-    if found is not None:
-        bad = [c for c in sources.check(found) if not c.status.ok]
-        problem = bad[0].detail if bad else None
-    return ModelState(role, spec, found.origin() if found else None, problem, found.source if found else None)
-
-
-def check_models(context: WorkerContext | None = None, settings=None) -> list[ModelState]:
-    """Which model each role would use (the settings' choice, else the default) and whether it is intact.
-
-    Hashes are cached by (size, mtime), so only the first check of a big file takes seconds.
-    """
-    roles = [role for role in Role if CANDIDATES.get(role)]
-    states = []
-    for done, role in enumerate(roles, start=1):
-        setting = settings.model_setting(role) if settings is not None else None
-        try:
-            states.append(_state_for(role, setting))
-        except ModelError as exc:  # a setting naming a model that is gone: fall back to the default
-            state = _state_for(role, None)
-            states.append(ModelState(state.role, state.spec, state.origin, state.problem or str(exc), state.source))
-        if context is not None:
-            context.progress(done, len(roles))
-    return states
-
-
-def needs_attention(states: list[ModelState]) -> bool:
-    """True when a role has no usable model (missing or damaged): the window offers this dialog."""
-    return any(not state.usable for state in states)
-
-
-def describe_model(state: ModelState | None, what: str) -> str:
-    if state is None:
-        return f"{what}: no model known"
-    size = f"{state.spec.size / 1e6:,.0f} MB" if state.spec.size else "size unknown"
-    if state.problem:
-        return f"{what}: {state.spec.name} is damaged ({state.problem})"
-    if state.origin is None:
-        return f"{what} needs {state.spec.name} ({size}): Help → Models… or gallery-app-cli models fetch {state.spec.key}"
-    return f"{what}: {state.spec.name}"
-
-
-#: The roles the window offers a better model for (CLIP has no alternative in the catalog).
-OFFERED_UPGRADES = (Role.CHAT_LLM, Role.TEXT_EMBEDDER)
-
-
-def recommendations_for(states: list[ModelState], machine: Machine | None = None) -> list[Recommendation]:
-    """The roles where a model that fits this computer better than the one used now can be downloaded."""
-    current = {state.role: state.spec for state in states}
-    return [advice for advice in recommend(machine or this_machine(), current)
-            if advice.differs and advice.role in OFFERED_UPGRADES and advice.recommended.downloadable
-            and sources.locate(advice.recommended) is None]
-
-
-def check_and_advise(context: WorkerContext | None = None, settings=None
-                     ) -> tuple[list[ModelState], list[Recommendation]]:
-    states = check_models(context, settings)
-    return states, recommendations_for(states)
+def check_and_advise(context: WorkerContext, settings) -> tuple[list[ModelStatus], list[Recommendation]]:
+    """Every role's model status, and the better models this computer could download (a worker's job)."""
+    statuses = model_statuses(settings.model_setting, progress=context.progress)
+    return statuses, upgrades(this_machine(), {status.role: status.spec for status in statuses})
 
 
 def _size_text(spec: ModelSpec) -> str:
-    return f"{spec.size / 1e6:,.0f} MB" if spec.size else "—"
+    return describe_size(spec.size) if spec.size else "—"
 
 
 def _fetch(context: WorkerContext, spec: ModelSpec) -> sources.ResolvedModel:
@@ -213,7 +124,7 @@ class ModelsDialog(QDialog):
 
     COLUMNS = ("Role", "Model", "Size", "Licence", "Where", "Status", "")
 
-    #: The check finished (list[ModelState]); also after every download or chosen file.
+    #: The check finished (list[ModelStatus]); also after every download or chosen file.
     checked = Signal(list)
     #: A download or chosen file finished (role value, outcome: "ready" | "cancelled" | "error").
     job_finished = Signal(str, str)
@@ -223,7 +134,7 @@ class ModelsDialog(QDialog):
         self.services = services
         self.setWindowTitle("Models")
         self.resize(1100, 360)
-        self.states: list[ModelState] = []
+        self.states: list[ModelStatus] = []
         self._actions: dict[Role, _RowActions] = {}
         self._jobs: dict[Role | tuple[str, Role], Worker] = {}  # ("advice", role): a recommended download
         self._checker: Worker | None = None
@@ -294,19 +205,19 @@ class ModelsDialog(QDialog):
             self._recheck_pending = False
             self.refresh()
 
-    def _show_check(self, result: tuple[list[ModelState], list[Recommendation]]) -> None:
+    def _show_check(self, result: tuple[list[ModelStatus], list[Recommendation]]) -> None:
         states, advice = result
         self._show_advice(advice)
         self._show_states(states)
 
-    def _show_states(self, states: list[ModelState]) -> None:
+    def _show_states(self, states: list[ModelStatus]) -> None:
         self.states = states
         if self.table.rowCount() != len(states):
             self.table.setRowCount(len(states))
             self._actions.clear()
         for row, state in enumerate(states):
             spec = state.spec
-            cells = (state.role.value, spec.name, _size_text(spec), spec.licence, state.where, state.status)
+            cells = (state.role.value, spec.name, _size_text(spec), spec.licence, state.where, state.availability.value)
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if column == 4 and state.origin:
@@ -362,7 +273,7 @@ class ModelsDialog(QDialog):
             if ("advice", role) not in self._jobs:
                 actions.set_idle(downloadable=True, missing=True)
                 actions.local.setVisible(False)
-                actions.download.setText(f"Download {describe_bytes(spec.size)}")
+                actions.download.setText(f"Download {describe_size(spec.size)}")
         self.advice_box.setVisible(bool(self._advice_rows))
 
     def advice_actions(self, role: Role) -> _RowActions:
@@ -415,7 +326,7 @@ class ModelsDialog(QDialog):
         self.job_finished.emit(role.value, outcome)
         self.refresh()
 
-    def state(self, role: Role) -> ModelState | None:
+    def state(self, role: Role) -> ModelStatus | None:
         return next((s for s in self.states if s.role is role), None)
 
     def actions(self, role: Role) -> _RowActions:
@@ -475,7 +386,7 @@ class ModelsDialog(QDialog):
     def _show_progress(bar: QProgressBar, done: int, total: int) -> None:
         if total > 0:
             bar.setValue(min(1000, done * 1000 // total))
-            bar.setFormat(f"{done / 1e6:,.1f} of {total / 1e6:,.0f} MB (%p%)")
+            bar.setFormat(f"{describe_size(done)} of {describe_size(total)} (%p%)")
 
     def _job_ended(self, role: Role, outcome: str, error: AppError | None = None) -> None:
         self._jobs.pop(role, None)

@@ -22,6 +22,7 @@ from gallery_app.core import paths
 from gallery_app.core.models.catalog import CANDIDATES
 from gallery_app.core.models.specs import Role
 from gallery_app.core.chat.prompting import MIN_PROMPT_TOKENS
+from gallery_app.core.units import describe_size
 from gallery_app.ui.settings import LIMITS, Settings, answer_tokens_limit
 
 AUTOMATIC = "Automatic"
@@ -71,7 +72,7 @@ class SettingsDialog(QDialog):
             combo = QComboBox()
             combo.addItem(AUTOMATIC, "")
             for spec in CANDIDATES.get(role, ()):
-                size = f" — {spec.size / 1e6:,.0f} MB" if spec.size else ""
+                size = f" — {describe_size(spec.size)}" if spec.size else ""
                 combo.addItem(f"{spec.name}{size}", spec.key)
             current = self.original.model_setting(role) or ""
             index = combo.findData(current)

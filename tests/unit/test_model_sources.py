@@ -14,6 +14,7 @@ from gallery_app.core.errors import ChecksumMismatch, ModelError, ModelNotAvaila
 from gallery_app.core.models import catalog, sources
 from gallery_app.core.models.specs import HUB_ENDPOINT_ENV, ModelFile, ModelSpec, PackageFile, Role, Runtime
 from gallery_app.core.models.verify import CheckStatus
+from gallery_app.core.units import describe_size
 
 WEIGHTS = b"pretend weights " * 1000
 VOCAB = b'{"vocab": "pretend"}'
@@ -69,7 +70,7 @@ def test_missing_model_says_what_it_is_its_size_and_how_to_get_it():
         sources.resolve(spec)
     message = str(error.value)
     assert "Tiny test model" in message and "not on this computer" in message
-    assert "models fetch tiny-test-model" in message and "MB" in message
+    assert "models fetch tiny-test-model" in message and f"({describe_size(spec.size)})" in message
     assert str(sources.model_folder(spec)) in message
 
 

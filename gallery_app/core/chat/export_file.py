@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 
 from gallery_app.core.errors import AppError
 from gallery_app.core.file_names import printable
+from gallery_app.core.units import describe_size
 
 __all__ = ["CHAT_FILE_SUFFIXES", "ChatExport", "ChatFileError", "read_export", "decode_chat_bytes",
            "is_chat_export", "safe_extract_member"]
@@ -189,15 +190,11 @@ def _chat_in_folder(folder: Path) -> Path:
                         hint=_WRONG_TYPE_HINT)
 
 
-def _megabytes(n: int) -> str:
-    return f"{n / 1_000_000:,.0f} MB" if n >= 1_000_000 else f"{n / 1000:,.0f} kB"
-
-
 def _too_large(what: str, size: int | None, limit: int) -> ChatFileError:
     """The error for a chat text over the cap (`size` None: found while reading, the .zip understated it)."""
-    actual = f"is {_megabytes(size)}" if size is not None else f"is larger than {_megabytes(limit)}"
+    actual = f"is {describe_size(size)}" if size is not None else f"is larger than {describe_size(limit)}"
     return ChatFileError(
-        f"The chat in {what} {actual}, too large to open: a chat can be at most {_megabytes(limit)}, "
+        f"The chat in {what} {actual}, too large to open: a chat can be at most {describe_size(limit)}, "
         "so nothing was imported.",
         hint="The biggest real chats are a few tens of MB: check that this is the export you meant, "
              "or export the chat again from WhatsApp.")
@@ -235,8 +232,8 @@ def _check_zip(zf: zipfile.ZipFile, name: str, max_uncompressed_bytes: int) -> l
                             hint="Only open .zip files that WhatsApp made.")
     total = sum(i.file_size for i in infos)
     if total > max_uncompressed_bytes:
-        raise ChatFileError(f"“{name}” would unpack to {_megabytes(total)}, more than the "
-                            f"{_megabytes(max_uncompressed_bytes)} that can be opened safely.")
+        raise ChatFileError(f"“{name}” would unpack to {describe_size(total)}, more than the "
+                            f"{describe_size(max_uncompressed_bytes)} that can be opened safely.")
     for i in infos:
         if i.file_size >= BIG_MEMBER_BYTES and i.file_size > MAX_COMPRESSION_RATIO * max(i.compress_size, 1):
             raise ChatFileError(f"“{name}” looks like a zip bomb (“{i.filename}” is compressed "

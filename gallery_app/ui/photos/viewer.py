@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
 from gallery_app.core.errors import AppError
 from gallery_app.core.photos.decode import decode_image
 from gallery_app.core.photos.library import PhotoRecord
+from gallery_app.core.units import describe_size
 from gallery_app.ui.plain_text import plain_label, set_plain
 from gallery_app.ui.workers import Worker, WorkerContext
 
@@ -35,7 +36,7 @@ def photo_metadata(photo: PhotoRecord) -> list[tuple[str, str]]:
         place = f"{photo.latitude:.5f}, {photo.longitude:.5f}"
     else:
         place = "not recorded"
-    size = f"{photo.width} × {photo.height} pixels, {photo.file_size / 1e6:.1f} MB"
+    size = f"{photo.width} × {photo.height} pixels, {describe_size(photo.file_size)}"
     return [("Date", when), ("Place", place), ("Camera", photo.camera or "not recorded"), ("Size", size),
             ("Source", photo.source), ("Path", photo.shown_path)]
 
