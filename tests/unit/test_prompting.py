@@ -96,6 +96,10 @@ def test_base_models_get_a_completion_prompt_with_examples():
     ("The answer to this question is: Maya's surname.", "What is Maya's surname?", False),  # SmolLM2 said it
     ("No.", "Did they get a refund?", True),
     ("I don't know.", "What is Daniel's blood type?", True),
+    # A possessive or object pronoun that starts a sentence is not a name the context must contain.
+    ("Her card paid for it.", "Who paid for the room?", True),
+    ("Our room came to £340.", "How much was the room?", True),
+    ("Their plan was to pay by card. Him, Daniel.", "Who paid?", True),
 ])
 def test_grounding_check(answer, question, grounded):
     context = "Daniel: I put the room on my card\nMaya: It came to £340 for the two nights"

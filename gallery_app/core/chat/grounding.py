@@ -25,6 +25,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _ORDINARY = {
     "i", "the", "a", "an", "he", "she", "they", "we", "you", "it", "yes", "no", "on", "in", "at", "by", "for",
     "they're", "it's", "i'm", "i'll", "that", "this", "there", "answer", "person", "because", "after", "before",
+    "my", "your", "his", "her", "its", "our", "their", "me", "him", "us", "them", "these", "those",
     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february",
     "march", "april", "may", "june", "july", "august", "september", "october", "november", "december",
 }
