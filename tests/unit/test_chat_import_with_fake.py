@@ -212,3 +212,13 @@ def test_two_chats_stay_separate(store, lighthouse, jonas, tmp_path):
     assert other.messages_added == len(copied)
     assert len(list_chats(store)) == 3 and counts(store)[0] == before[0] + len(copied)
     assert {chat.title: chat.message_count for chat in list_chats(store)}["Lighthouse trip"] == 32
+
+
+def test_a_chat_of_only_system_lines_is_described_without_an_empty_date_span(store, tmp_path):
+    quiet = write_chat(tmp_path / "quiet", [
+        '03/04/2024, 19:40 - Maya created group "Quiet group"',
+        "03/04/2024, 19:41 - Maya added Daniel",
+        "03/04/2024, 19:42 - Daniel left",
+    ])
+    summary = import_chat(store, quiet, WordHashEmbedder())
+    assert summary.describe() == "Imported “Quiet”: 3 messages."

@@ -87,7 +87,7 @@ class ImportSummary:
         elif self.messages_added == 0:
             head = f"“{self.title}” is already up to date: all {self.messages_in_file} messages were imported before."
         elif self.new_chat:
-            head = f"Imported “{self.title}”: {self.messages_added} messages from {span}."
+            head = f"Imported “{self.title}”: {self.messages_added} messages" + (f" from {span}." if span else ".")
         else:
             head = f"Added {self.messages_added} new messages to “{self.title}” (now up to {self.last:%d %b %Y})."
         details = [f"{len(self.participants)} people: {', '.join(self.participants)}"] if self.participants else []
