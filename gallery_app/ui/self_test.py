@@ -168,8 +168,7 @@ def _chat_part(context, services):
         summary = import_chat(conn, demo, embedder, cancel=lambda: context.cancelled)
         yield f"imported the demo chat in {time.perf_counter() - started:.1f} s: {summary.describe()}"
         llm = services.chat_llm()
-        session = ChatSession(conn, embedder, llm, k=services.settings.passages,
-                              answer_tokens=services.settings.answer_tokens)
+        session = ChatSession(conn, embedder, llm, services.settings.ask_options)
         started = time.perf_counter()
         answer = None
         matches = 0

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 
 import apsw
 
+from gallery_app.core.chat.ask_options import AskOptions, FollowUps
 from gallery_app.core.chat.citations import citations, strip_markers
 from gallery_app.core.chat.evidence import ClosestMessage, closest_message
 from gallery_app.core.chat.grounding import GroundingCheck, check_answer, continues_chat_log
@@ -24,27 +24,6 @@ from gallery_app.core.errors import AppError
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
 
 
-class FollowUps(str, Enum):
-    #: Search with the question alone.
-    NONE = "none"
-    #: Search with the previous question prepended (the usual baseline).
-    PREVIOUS = "previous"
-    #: Let the LLM rewrite the question into a standalone one from the recent turns.
-    REWRITE = "rewrite"
-    #: Search the question alone and with the previous question, and lift passages close in time
-    #: to the previous answer's passages.
-    NEIGHBOURHOOD = "neighbourhood"
-
-
-DEFAULT_FOLLOW_UPS = FollowUps.NEIGHBOURHOOD
-DEFAULT_USE_KEYWORDS = False
-#: Lift passages that share a rare word with the question (see ChatRetriever._lift_rare_words).
-DEFAULT_RARE_WORDS = False
-#: Score a question against each language's messages on their own scale (ChatRetriever._z_by_language).
-DEFAULT_BY_LANGUAGE = False
-DEFAULT_EXCERPTS = True
-#: Passages given to the LLM (as focused excerpts): measured on the demo questions, see docs/chat.md.
-DEFAULT_PASSAGES = 6
 NOTHING_FOUND = "I couldn't find anything about that in your chats."
 UNSUPPORTED = "I don't know: the messages I found don't say."
 
@@ -112,25 +91,22 @@ def participants_of(conn: apsw.Connection, chat_ids: Sequence[int]) -> list[str]
 
 
 class ChatSession:
-    def __init__(self, conn: apsw.Connection, embedder: TextEmbedder, llm=None, *, k: int = DEFAULT_PASSAGES,
-                 min_score: float = 0.0, follow_ups: FollowUps = DEFAULT_FOLLOW_UPS,
-                 use_keywords: bool = DEFAULT_USE_KEYWORDS, rare_words: bool | None = None,
-                 by_language: bool | None = None, answer_tokens: int = 96,
-                 excerpts: bool = DEFAULT_EXCERPTS, chats: Sequence[int] | None = None):
-        check_passages(k)
+    def __init__(self, conn: apsw.Connection, embedder: TextEmbedder, llm=None, options: AskOptions = AskOptions(),
+                 *, chats: Sequence[int] | None = None, conversation: Conversation | None = None):
+        """``conversation``: the turns so far, when they outlive this session (the window keeps one per
+        conversation and asks each question with a new session); the session adds each answered turn to it."""
+        check_passages(options.passages)
         if llm is not None:
-            check_budget(llm.n_ctx, answer_tokens)
+            check_budget(llm.n_ctx, options.answer_tokens)
         self.conn = conn
-        self.retriever = ChatRetriever(conn, embedder, use_keywords=use_keywords,
-                                       rare_words=DEFAULT_RARE_WORDS if rare_words is None else rare_words,
-                                       by_language=DEFAULT_BY_LANGUAGE if by_language is None else by_language)
+        self.options = options
+        self.retriever = ChatRetriever(conn, embedder, use_keywords=options.use_keywords,
+                                       rare_words=options.rare_words, by_language=options.by_language)
         self.llm = llm
-        self.k = k
-        self.min_score = min_score
-        self.follow_ups = FollowUps(follow_ups)
         self.chats = list(chats) if chats else None
-        self.conversation = Conversation()
-        self.prompts = PromptBuilder(llm, answer_tokens=answer_tokens, excerpts=excerpts) if llm is not None else None
+        self.conversation = conversation if conversation is not None else Conversation()
+        self.prompts = (PromptBuilder(llm, answer_tokens=options.answer_tokens, excerpts=options.excerpts)
+                        if llm is not None else None)
 
     # --- follow-ups ---------------------------------------------------------------------------
     def rewrite_question(self, question: str) -> str:
@@ -154,9 +130,9 @@ class ChatSession:
 
     def search_query(self, question: str) -> str:
         previous = self.conversation.previous_question
-        if previous is None or self.follow_ups is FollowUps.NONE:
+        if previous is None or self.options.follow_ups is FollowUps.NONE:
             return question
-        if self.follow_ups in (FollowUps.PREVIOUS, FollowUps.NEIGHBOURHOOD):
+        if self.options.follow_ups in (FollowUps.PREVIOUS, FollowUps.NEIGHBOURHOOD):
             return f"{previous} {question}"
         return self.rewrite_question(question)
 
@@ -164,11 +140,12 @@ class ChatSession:
     def retrieve(self, question: str) -> tuple[str, Retrieval]:
         """The passages for ``question`` as a turn of this conversation: (what was searched, retrieval)."""
         query = self.search_query(question)
-        if self.follow_ups is FollowUps.NEIGHBOURHOOD and query != question:
-            return query, self.retriever.retrieve(question, k=self.k, min_score=self.min_score, chats=self.chats,
+        passages, min_score = self.options.passages, self.options.min_score
+        if self.options.follow_ups is FollowUps.NEIGHBOURHOOD and query != question:
+            return query, self.retriever.retrieve(question, k=passages, min_score=min_score, chats=self.chats,
                                                   context_query=query,
                                                   follow_up_of=self.conversation.previous_matches)
-        return query, self.retriever.retrieve(query, k=self.k, min_score=self.min_score, chats=self.chats)
+        return query, self.retriever.retrieve(query, k=passages, min_score=min_score, chats=self.chats)
 
     def ask(self, question: str, *, cancel: Callable[[], bool] | None = None) -> Iterator[object]:
         """Yields MatchesFound, then answer pieces (str), then the Answer; remembers the turn."""

@@ -143,8 +143,7 @@ def ask(context: WorkerContext, services, question: str, conversation: Conversat
         raise Cancelled()
     settings = services.settings
     with services.connect() as conn:
-        session = ChatSession(conn, embedder, llm, k=settings.passages, answer_tokens=settings.answer_tokens,
-                              chats=list(chats) if chats else None)
+        session = ChatSession(conn, embedder, llm, settings.ask_options, chats=list(chats) if chats else None)
         session.conversation = conversation
         if missing is not None:
             yield LlmMissing(missing)
