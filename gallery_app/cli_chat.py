@@ -211,8 +211,8 @@ class _AnswerPrinter:
 
 
 def _ask(session, question: str, show_prompt: bool) -> None:
+    from gallery_app.core.chat.events import Answer, AnswerPiece, MatchesFound
     from gallery_app.core.chat.evidence import match_lines
-    from gallery_app.core.chat.session import Answer, MatchesFound
 
     printer = _AnswerPrinter()
     try:
@@ -228,8 +228,9 @@ def _ask(session, question: str, show_prompt: bool) -> None:
                 if show_prompt and event.prompt is not None:
                     print(f"\n── prompt sent ({len(event.prompt.tokens)} tokens) ──\n{_terminal_text(event.prompt.text)}"
                           "\n── end of prompt ──")
-            else:
-                printer.piece(event)
+            elif isinstance(event, AnswerPiece):
+                printer.piece(event.text)
+            # A Status is not printed: the output is the passages and the answer, which scripts read too.
     finally:
         printer.abandon()
 

@@ -154,7 +154,8 @@ def _chat_part(context, services):
     """Import the demo chat, ask the question, require passages and a non-empty answer (a generator: log lines)."""
     from gallery_app.core import resources
     from gallery_app.core.chat.importer import import_chat
-    from gallery_app.core.chat.session import Answer, ChatSession, MatchesFound
+    from gallery_app.core.chat.events import Answer, MatchesFound
+    from gallery_app.core.chat.session import ChatSession
     from gallery_app.core.models.specs import Role
 
     demo = resources.resources_dir() / "demo" / "chats" / "weekend_away" / "_chat.txt"

@@ -8,11 +8,12 @@ import pytest
 
 from gallery_app.core.chat.ask_options import AskOptions
 from gallery_app.core.chat.citations import citations, cited_numbers, strip_markers
+from gallery_app.core.chat.events import UNSUPPORTED, Answer, AnswerPiece, MatchesFound
 from gallery_app.core.chat.evidence import closest_message, passage_lines
 from gallery_app.core.chat.importer import import_chat
 from gallery_app.core.chat.messages import MessageKind
 from gallery_app.core.chat.repository import StoredMessage
-from gallery_app.core.chat.session import UNSUPPORTED, Answer, ChatSession, MatchesFound
+from gallery_app.core.chat.session import ChatSession
 from tests.chat_helpers import HashEmbedder, ScriptedLLM
 
 
@@ -83,7 +84,7 @@ def _ask(chat_store, pieces, question="Who put the room on the card?"):
     session = ChatSession(store, embedder, ScriptedLLM(pieces), AskOptions(passages=2))
     events = list(session.ask(question))
     assert isinstance(events[0], MatchesFound) and isinstance(events[-1], Answer)
-    return session, [e for e in events if isinstance(e, str)], events[-1]
+    return session, [e.text for e in events if isinstance(e, AnswerPiece)], events[-1]
 
 
 @pytest.mark.parametrize("pieces", [

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from gallery_app.core.chat.ask_options import AskOptions
+from gallery_app.core.chat.chat_model import ChatModel
 from gallery_app.core.chat.citations import marker
 from gallery_app.core.chat.retrieval import Match
 from gallery_app.core.errors import AppError
@@ -156,7 +157,7 @@ class Prompt:
 class PromptBuilder:
     """Builds the prompt for one question within ``n_ctx`` (prompt) + ``answer_tokens`` (answer)."""
 
-    def __init__(self, llm, *, answer_tokens: int = AskOptions.answer_tokens, excerpts: bool = AskOptions.excerpts):
+    def __init__(self, llm: ChatModel, *, answer_tokens: int = AskOptions.answer_tokens, excerpts: bool = AskOptions.excerpts):
         self.llm = llm
         self.answer_tokens = answer_tokens
         #: Give the model each match's focused excerpt instead of the whole passage.

@@ -1,72 +1,37 @@
 """Asking questions about your chats: retrieve, show the passages, then stream a grounded answer.
 
-``ChatSession.ask`` is a plain generator — first a ``MatchesFound`` event (so the passages can
-be shown before the model says anything), then the answer's text pieces, then the finished
-``Answer`` with the exact prompt — which a UI worker can relay and cancel between tokens.
+``ChatSession.ask`` is a plain generator of ``AskEvent``s (``core.chat.events``) — first a ``MatchesFound``
+(so the passages can be shown before the model says anything), a ``Status`` while the model's weights are
+read, then the answer's pieces, then the finished ``Answer`` with the exact prompt — which a UI worker can
+relay and cancel between tokens.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 
 import apsw
 
 from gallery_app.core.chat.ask_options import AskOptions, FollowUps
+from gallery_app.core.chat.chat_model import ChatModel
 from gallery_app.core.chat.citations import citations, strip_markers
-from gallery_app.core.chat.evidence import ClosestMessage, closest_message
-from gallery_app.core.chat.grounding import GroundingCheck, check_answer, continues_chat_log
+from gallery_app.core.chat.events import (
+    NOTHING_FOUND, UNSUPPORTED, Answer, AnswerPiece, AskEvent, MatchesFound, Status, StatusKind,
+)
+from gallery_app.core.chat.evidence import closest_message
+from gallery_app.core.chat.grounding import check_answer, continues_chat_log
 from gallery_app.core.chat.prompting import (
     DONT_KNOW, Conversation, Prompt, PromptBuilder, check_budget, passage_body,
 )
-from gallery_app.core.chat.retrieval import ChatRetriever, Match, Retrieval
-from gallery_app.core.errors import AppError
+from gallery_app.core.chat.retrieval import ChatRetriever, Retrieval
+from gallery_app.core.errors import AppError, Cancelled
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
-
-
-NOTHING_FOUND = "I couldn't find anything about that in your chats."
-UNSUPPORTED = "I don't know: the messages I found don't say."
 
 REWRITE_INSTRUCTIONS = (
     "Rewrite the last question so that it can be understood without the conversation before it. "
     "Replace words like it, that, there, he or she with what they refer to. "
     "Keep names, places, dates and amounts. Reply with the rewritten question only."
 )
-
-
-@dataclass
-class MatchesFound:
-    retrieval: Retrieval
-    search_query: str
-    question: str = ""
-
-
-@dataclass
-class Answer:
-    question: str
-    search_query: str
-    retrieval: Retrieval
-    prompt: Prompt | None
-    #: What the person reads: the answer, or a plain "I don't know" and the closest message.
-    text: str
-    #: What the model wrote, before an unsupported answer was replaced by "I don't know".
-    raw_text: str = ""
-    grounding: GroundingCheck | None = None
-    #: The passages the answer rests on, as numbers of ``prompt.matches`` (1-based, as the model saw them).
-    citations: list[int] = field(default_factory=list)
-    #: Set when the answer is "I don't know" (the model's, or the grounding check's).
-    closest: ClosestMessage | None = None
-    declined: bool = False
-
-    @property
-    def knows(self) -> bool:
-        return bool(self.text) and not self.declined and self.text != NOTHING_FOUND
-
-    @property
-    def cited_matches(self) -> list[Match]:
-        if self.prompt is None:
-            return []
-        return [self.prompt.matches[n - 1] for n in self.citations if 0 < n <= len(self.prompt.matches)]
 
 
 def check_question(question: str) -> None:
@@ -91,7 +56,8 @@ def participants_of(conn: apsw.Connection, chat_ids: Sequence[int]) -> list[str]
 
 
 class ChatSession:
-    def __init__(self, conn: apsw.Connection, embedder: TextEmbedder, llm=None, options: AskOptions = AskOptions(),
+    def __init__(self, conn: apsw.Connection, embedder: TextEmbedder, llm: ChatModel | None = None,
+                 options: AskOptions = AskOptions(),
                  *, chats: Sequence[int] | None = None, conversation: Conversation | None = None):
         """``conversation``: the turns so far, when they outlive this session (the window keeps one per
         conversation and asks each question with a new session); the session adds each answered turn to it."""
@@ -147,17 +113,23 @@ class ChatSession:
                                                   follow_up_of=self.conversation.previous_matches)
         return query, self.retriever.retrieve(query, k=passages, min_score=min_score, chats=self.chats)
 
-    def ask(self, question: str, *, cancel: Callable[[], bool] | None = None) -> Iterator[object]:
-        """Yields MatchesFound, then answer pieces (str), then the Answer; remembers the turn."""
+    def ask(self, question: str, *, cancel: Callable[[], bool] | None = None) -> Iterator[AskEvent]:
+        """Yields MatchesFound, a Status while the model is read, AnswerPieces, then the Answer; remembers the turn."""
         check_question(question)
         query, retrieval = self.retrieve(question)
         yield MatchesFound(retrieval, query, question)
         if not retrieval.matches or self.llm is None:
             text = NOTHING_FOUND if not retrieval.matches else ""
             if text:
-                yield text
+                yield AnswerPiece(text)
             answer = Answer(question, query, retrieval, None, text)
         else:
+            if not self.llm.loaded:
+                # The passages are on screen; now the seconds it takes to read the weights.
+                yield Status(StatusKind.LOADING_LLM)
+                self.llm.count_tokens("warm up")
+                if cancel is not None and cancel():
+                    raise Cancelled()
             participants = participants_of(self.conn, sorted({m.chat_id for m in retrieval.matches}))
             prompt = self.prompts.build(question, retrieval.matches, self.conversation, participants)
             pieces: list[str] = []
@@ -168,15 +140,15 @@ class ChatSession:
                                                     cancel=cancel):
                 pieces.append(piece)
                 if held is None:
-                    yield piece
+                    yield AnswerPiece(piece)
                     continue
                 held.append(piece)
                 if continues_chat_log("".join(pieces), participants, finished=False) is False:
-                    yield from held
+                    yield from map(AnswerPiece, held)
                     held = None
             answer = self._finish(question, query, retrieval, prompt, "".join(pieces).strip(), participants)
             if held and not answer.declined:
-                yield from held
+                yield from map(AnswerPiece, held)
         # The next prompt replays this turn: as a plain answer, without passage numbers it no longer shows.
         replayed = UNSUPPORTED if answer.declined else strip_markers(answer.text)
         self.remember(question, retrieval, replayed or NOTHING_FOUND)
