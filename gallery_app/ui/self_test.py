@@ -153,8 +153,8 @@ def _origin(services, role) -> str:
 def _chat_part(context, services):
     """Import the demo chat, ask the question, require passages and a non-empty answer (a generator: log lines)."""
     from gallery_app.core import resources
-    from gallery_app.core.chat.importer import import_chat
     from gallery_app.core.chat.events import Answer, MatchesFound
+    from gallery_app.core.chat.importer import import_chat
     from gallery_app.core.chat.session import ChatSession
     from gallery_app.core.models.specs import Role
 
@@ -219,7 +219,7 @@ def _photo_part(context, services):
         if recorded != expected:
             return "FAIL", [f"{recorded} of {expected} demo photos recorded"]
         if vision is None or text_model is None:
-            reason = str(missing[0]).split(" To get it:")[0] if missing else "no CLIP model"
+            reason = missing[0].message if missing else "no CLIP model"
             return "SKIP", [f"{recorded} photos recorded without vectors; search by meaning not run: {reason} "
                             "Get it with Help → Models… (or gallery-app-cli models fetch clip-vision clip-text)."]
         yield f"photo models: {_origin(services, Role.CLIP_VISION)}; {_origin(services, Role.CLIP_TEXT)}"
