@@ -29,8 +29,10 @@ def prepare_environment() -> Path:
     """Before the QApplication exists: offscreen without a display, and a throw-away data folder."""
     if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from gallery_app.core import paths
+
     data = Path(tempfile.mkdtemp(prefix="gallery-app-self-test-"))
-    os.environ["GALLERY_APP_DATA_DIR"] = str(data)
+    paths.use_data_dir(data, over_environment=True)
     return data
 
 

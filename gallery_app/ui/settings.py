@@ -6,12 +6,12 @@ where the CLI reads the same choice.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, fields
 
 from PySide6.QtCore import QSettings
 
 from gallery_app.core.chat.ask_options import AskOptions
+from gallery_app.core import paths
 from gallery_app.core.chat.prompting import MIN_ANSWER_TOKENS, MIN_PROMPT_TOKENS
 from gallery_app.core.models import choices
 from gallery_app.core.models.specs import Role
@@ -100,5 +100,5 @@ class Settings:
 
     def apply_data_folder(self) -> None:
         """Point the core at the chosen data folder (the environment variable still wins, for tests)."""
-        if self.data_folder and not os.environ.get("GALLERY_APP_DATA_DIR"):
-            os.environ["GALLERY_APP_DATA_DIR"] = self.data_folder
+        if self.data_folder.strip():
+            paths.use_data_dir(self.data_folder.strip())
