@@ -91,6 +91,7 @@ def test_status_wording_comes_from_its_kind():
 
 def test_a_conversation_handed_in_gets_the_turns(demo_conn):
     conversation = Conversation()
-    ChatSession(demo_conn, HashEmbedder(), ScriptedLLM(["Daniel paid [1]."]), conversation=conversation).answer(QUESTION)
+    first = ChatSession(demo_conn, HashEmbedder(), ScriptedLLM(["Daniel paid [1]."]), conversation=conversation)
+    first.answer(QUESTION)
     follow_up = ChatSession(demo_conn, HashEmbedder(), None, AskOptions(passages=2), conversation=conversation)
     assert len(conversation.turns) == 1 and follow_up.search_query("How much?") == f"{QUESTION} How much?"
