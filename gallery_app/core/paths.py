@@ -67,8 +67,8 @@ def make_data_folder(path: Path) -> Path:
 
 def data_dir(create: bool = True) -> Path:
     """The database, thumbnails and settings live here."""
-    chosen = _chosen_data_dir if _chosen_over_environment else None
-    path = (chosen or _from_env(DATA_DIR_ENV) or _chosen_data_dir
+    forced = _chosen_data_dir if _chosen_over_environment else None
+    path = (forced or _from_env(DATA_DIR_ENV) or _chosen_data_dir
             or Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)))
     return make_data_folder(path) if create else path
 

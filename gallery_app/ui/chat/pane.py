@@ -15,9 +15,9 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QListView, QPushButton, QSplitter, \
     QStackedWidget, QVBoxLayout, QWidget
 
+from gallery_app.core.chat.events import Answer, AnswerPiece, AskEvent, MatchesFound, Status
 from gallery_app.core.chat.export_file import is_chat_export
 from gallery_app.core.chat.prompting import Conversation
-from gallery_app.core.chat.events import Answer, AnswerPiece, AskEvent, MatchesFound, Status
 from gallery_app.core.errors import AppError
 from gallery_app.ui.chat import jobs
 from gallery_app.ui.chat.chat_list import ChatIdRole, ChatListDelegate, ChatListModel
