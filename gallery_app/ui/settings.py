@@ -10,8 +10,8 @@ from dataclasses import dataclass, fields
 
 from PySide6.QtCore import QSettings
 
-from gallery_app.core.chat.ask_options import AskOptions
 from gallery_app.core import paths
+from gallery_app.core.chat.ask_options import AskOptions
 from gallery_app.core.chat.prompting import MIN_ANSWER_TOKENS, MIN_PROMPT_TOKENS
 from gallery_app.core.models import choices
 from gallery_app.core.models.specs import Role
