@@ -63,8 +63,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # for chat_import, bes
 
 from chat_import import DEMO_CHAT, TimedEmbedder, environment_line, fresh_data_dir  # noqa: E402
 
+from gallery_app.core.chat.events import Answer, AnswerPiece, MatchesFound  # noqa: E402
 from gallery_app.core.chat.importer import import_chat  # noqa: E402
-from gallery_app.core.chat.session import Answer, ChatSession, MatchesFound  # noqa: E402
+from gallery_app.core.chat.session import ChatSession  # noqa: E402
 from gallery_app.core.store import open_store  # noqa: E402
 
 DEMO_QUESTIONS = Path(__file__).resolve().parent.parent / "resources" / "demo" / "questions.jsonl"
@@ -195,7 +196,7 @@ def ask_timed(session: ChatSession, llm: TimedLLM, embedder: TimedEmbedder, item
         now = time.perf_counter() - start
         if isinstance(event, MatchesFound):
             retrieval = now
-        elif isinstance(event, str) and ttft is None:
+        elif isinstance(event, AnswerPiece) and ttft is None:
             ttft = now
             snapshot = (llm.tokenize_s + llm.count_s, llm.render_s, llm.first_piece_s)
         elif isinstance(event, Answer):

@@ -26,11 +26,13 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from gallery_app.core.chat.ask_options import AskOptions, FollowUps  # noqa: E402
 
 KS = (1, 3, 5, 10)
 #: Passages retrieved per question: enough to tell "ranked low" from "never found".
@@ -155,19 +157,22 @@ def import_for_eval(chat: Path, embedder, config) -> ImportedChat:
 
 
 def evaluate(name: str, questions: list[dict], chat: ImportedChat, embedder, llm, options) -> SetResult:
+    from gallery_app.core.chat.prompting import Conversation
     from gallery_app.core.chat.session import ChatSession
 
     result = SetResult(name, import_seconds=chat.seconds, windows=chat.summary.windows_added,
                        passages=chat.summary.passages_added, messages=chat.summary.messages_in_file)
     conn = chat.conn
+    ranking = replace(options.ask, passages=DEEPEST_RANK)
     for item in questions:
-        session = ChatSession(conn, embedder, llm, k=DEEPEST_RANK, **options.session)
+        # One conversation, searched deep for the ranks and asked as the app asks.
+        conversation = Conversation()
+        session = ChatSession(conn, embedder, llm, ranking, conversation=conversation)
+        answering = ChatSession(conn, embedder, llm, options.ask, conversation=conversation) if llm else None
         if item["previous_question"]:
             # The previous turn as the app has it: its passages (and, when answering, the real answer).
-            if llm is not None:
-                session.k = options.passages
-                session.answer(item["previous_question"])
-                session.k = DEEPEST_RANK
+            if answering is not None:
+                answering.answer(item["previous_question"])
             else:
                 session.remember(item["previous_question"], session.retrieve(item["previous_question"])[1], "")
         query, retrieval = session.retrieve(item["question"])
@@ -182,9 +187,8 @@ def evaluate(name: str, questions: list[dict], chat: ImportedChat, embedder, llm
             if first is None or first > 3:
                 result.misses.append(_miss(conn, item, query, retrieval, gold, first))
         text = ""
-        if llm is not None:
-            session.k = options.passages
-            answer = session.answer(item["question"])
+        if answering is not None:
+            answer = answering.answer(item["question"])
             text = answer.text
             if item["answer_keywords"]:
                 result.keyword_hits.append(any(word in text.lower() for word in item["answer_keywords"]))
@@ -206,7 +210,7 @@ def _in_a_row(result: SetResult, questions: list[dict], chat: ImportedChat, embe
     """
     from gallery_app.core.chat.session import ChatSession
 
-    session = ChatSession(chat.conn, embedder, None, k=DEEPEST_RANK, **options.session)
+    session = ChatSession(chat.conn, embedder, None, replace(options.ask, passages=DEEPEST_RANK))
     for item in questions:
         query, retrieval = session.retrieve(item["question"])
         session.remember(item["question"], retrieval, "")
@@ -271,8 +275,7 @@ def print_table(results: list[SetResult], header: str) -> None:
 
 @dataclass
 class Options:
-    session: dict
-    passages: int
+    ask: AskOptions
     verbose: bool
     in_a_row: bool = False
 
@@ -288,7 +291,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--retrieval-only", action="store_true", help="skip answering")
     parser.add_argument("--answers", choices=["all", "real", "none"], default="all",
                         help="which sets are answered by the LLM (default all; --retrieval-only = none)")
-    parser.add_argument("--follow-ups", choices=["none", "previous", "rewrite", "neighbourhood"], default=None)
+    parser.add_argument("--follow-ups", choices=[mode.value for mode in FollowUps], default=None)
     parser.add_argument("--keywords", choices=["on", "off"], default=None, help="fuse keyword search")
     parser.add_argument("--rare-words", choices=["on", "off"], default=None,
                         help="lift passages sharing a rare word with the question")
@@ -301,7 +304,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--window-stride", type=int, default=None, help="messages between window starts")
     parser.add_argument("--message-window-words", type=int, default=None,
                         help="messages of at least this many words are windows of their own (0: none)")
-    parser.add_argument("--passages", type=int, default=6, help="passages given to the LLM")
+    parser.add_argument("--passages", type=int, default=AskOptions.passages, help="passages given to the LLM")
     parser.add_argument("--context", choices=["excerpts", "passages"], default=None,
                         help="give the LLM focused excerpts or whole passages")
     parser.add_argument("--cache", type=Path, default=None,
@@ -338,11 +341,21 @@ def chosen_sets(args) -> list[tuple[str, Path, Path]]:
     return chosen
 
 
+def ask_options(args: argparse.Namespace) -> AskOptions:
+    """The app's AskOptions with what the command line changed."""
+    def on(choice: str | None) -> bool | None:
+        return None if choice is None else choice == "on"
+
+    chosen = {"passages": args.passages, "follow_ups": args.follow_ups, "use_keywords": on(args.keywords),
+              "rare_words": on(args.rare_words), "by_language": on(args.by_language),
+              "excerpts": None if args.context is None else args.context == "excerpts"}
+    return AskOptions(**{name: value for name, value in chosen.items() if value is not None})
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     os.environ.setdefault("GALLERY_APP_DATA_DIR", tempfile.mkdtemp(prefix="chat-eval-"))
     from gallery_app.core.chat.chunking import ChunkingConfig
-    from gallery_app.core.chat.session import DEFAULT_FOLLOW_UPS, DEFAULT_USE_KEYWORDS, FollowUps
     from gallery_app.core.models.loading import open_chat_llm, open_text_embedder
 
     sets = chosen_sets(args)
@@ -356,22 +369,15 @@ def main(argv=None) -> int:
     embedder = open_text_embedder(args.embedder)
     if args.cache:
         embedder = CachedEmbedder(embedder, args.cache)
-    follow_ups = FollowUps(args.follow_ups) if args.follow_ups else DEFAULT_FOLLOW_UPS
+    ask = ask_options(args)
+    follow_ups, keywords = ask.follow_ups, ask.use_keywords
     needs_llm = args.answers != "none" or follow_ups is FollowUps.REWRITE
-    llm = open_chat_llm(args.llm) if needs_llm else None
-    keywords = DEFAULT_USE_KEYWORDS if args.keywords is None else args.keywords == "on"
+    llm = open_chat_llm(args.llm, n_ctx=ask.context_tokens) if needs_llm else None
     overrides = {"max_tokens": args.chunk_tokens, "window_messages": args.window_messages,
                  "window_stride": args.window_stride, "message_window_words": args.message_window_words}
     config = ChunkingConfig(include_date=args.include_date, trim_noise=not args.keep_grids,
                             **{k: v for k, v in overrides.items() if v is not None})
-    session_options = {"follow_ups": follow_ups, "use_keywords": keywords}
-    if args.rare_words:
-        session_options["rare_words"] = args.rare_words == "on"
-    if args.by_language:
-        session_options["by_language"] = args.by_language == "on"
-    if args.context:
-        session_options["excerpts"] = args.context == "excerpts"
-    options = Options(session_options, args.passages, args.verbose, args.in_a_row)
+    options = Options(ask, args.verbose, args.in_a_row)
 
     imported: dict[Path, ImportedChat] = {}
     results = []

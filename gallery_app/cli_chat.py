@@ -132,18 +132,20 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _session(args: argparse.Namespace):
+    from gallery_app.core.chat.ask_options import AskOptions
     from gallery_app.core.chat.prompting import check_budget
-    from gallery_app.core.chat.session import ChatSession, FollowUps
+    from gallery_app.core.chat.session import ChatSession
     from gallery_app.core.models.loading import notices, open_chat_llm, open_text_embedder
 
-    check_budget(args.context, args.answer_tokens)  # before any model is loaded
-    llm = open_chat_llm(args.llm, n_ctx=args.context)
+    options = AskOptions(passages=args.passages, answer_tokens=args.answer_tokens, context_tokens=args.context,
+                         follow_ups=args.follow_ups)
+    check_budget(options.context_tokens, options.answer_tokens)  # before any model is loaded
+    llm = open_chat_llm(args.llm, n_ctx=options.context_tokens)
     embedder = open_text_embedder(args.embedder)
     for model in (embedder, llm):
         for notice in notices(model):
             print(f"Note: {notice}", file=sys.stderr)
-    return ChatSession(_open_store(), embedder, llm, k=args.passages, follow_ups=FollowUps(args.follow_ups),
-                       chats=args.chat or None, answer_tokens=args.answer_tokens)
+    return ChatSession(_open_store(), embedder, llm, options, chats=args.chat or None)
 
 
 def _sources(answer) -> str:
@@ -210,8 +212,8 @@ class _AnswerPrinter:
 
 
 def _ask(session, question: str, show_prompt: bool) -> None:
+    from gallery_app.core.chat.events import Answer, AnswerPiece, MatchesFound
     from gallery_app.core.chat.evidence import match_lines
-    from gallery_app.core.chat.session import Answer, MatchesFound
 
     printer = _AnswerPrinter()
     try:
@@ -227,8 +229,9 @@ def _ask(session, question: str, show_prompt: bool) -> None:
                 if show_prompt and event.prompt is not None:
                     print(f"\n── prompt sent ({len(event.prompt.tokens)} tokens) ──\n{_terminal_text(event.prompt.text)}"
                           "\n── end of prompt ──")
-            else:
-                printer.piece(event)
+            elif isinstance(event, AnswerPiece):
+                printer.piece(event.text)
+            # A Status is not printed: the output is the passages and the answer, which scripts read too.
     finally:
         printer.abandon()
 
@@ -311,8 +314,8 @@ def _at_least(low: int):
 
 
 def add_chat_commands(commands: argparse._SubParsersAction) -> None:
+    from gallery_app.core.chat.ask_options import AskOptions, FollowUps
     from gallery_app.core.chat.prompting import MIN_ANSWER_TOKENS, MIN_PROMPT_TOKENS
-    from gallery_app.core.chat.session import DEFAULT_FOLLOW_UPS, DEFAULT_PASSAGES, FollowUps
 
     chat = commands.add_parser("chat", help="import WhatsApp chats and ask questions about them",
                                description="Import WhatsApp exports and ask questions answered from them.")
@@ -323,15 +326,16 @@ def add_chat_commands(commands: argparse._SubParsersAction) -> None:
         if llm:
             parser.add_argument("--llm", metavar="SETTING", help="chat-llm: a model key or a .gguf file")
             parser.add_argument("--chat", type=int, action="append", metavar="ID", help="only this chat (repeatable)")
-            parser.add_argument("--passages", type=_at_least(1), default=DEFAULT_PASSAGES,
+            parser.add_argument("--passages", type=_at_least(1), default=AskOptions.passages,
                                 help="passages given to the model")
-            parser.add_argument("--context", type=_at_least(MIN_PROMPT_TOKENS + MIN_ANSWER_TOKENS), default=4096,
-                                help="LLM context window in tokens")
-            parser.add_argument("--answer-tokens", type=_at_least(MIN_ANSWER_TOKENS), default=96,
+            parser.add_argument("--context", type=_at_least(MIN_PROMPT_TOKENS + MIN_ANSWER_TOKENS),
+                                default=AskOptions.context_tokens, help="LLM context window in tokens")
+            parser.add_argument("--answer-tokens", type=_at_least(MIN_ANSWER_TOKENS),
+                                default=AskOptions.answer_tokens,
                                 help=f"longest answer in tokens (the context keeps {MIN_PROMPT_TOKENS} more for the "
                                      "question and the messages)")
-            parser.add_argument("--follow-ups", choices=[f.value for f in FollowUps], default=DEFAULT_FOLLOW_UPS.value,
-                                help="how a follow-up question is searched for")
+            parser.add_argument("--follow-ups", choices=[f.value for f in FollowUps],
+                                default=AskOptions.follow_ups.value, help="how a follow-up question is searched for")
             parser.add_argument("--show-prompt", action="store_true", help="print the exact prompt sent to the model")
 
     parse = actions.add_parser("parse", help="print a chat export's messages as JSON Lines",

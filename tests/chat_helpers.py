@@ -59,6 +59,7 @@ class ScriptedLLM:
     """A stand-in chat LLM that "writes" the given pieces, whatever the prompt; words are its tokens."""
 
     chat_template = "scripted"
+    loaded = True
 
     def __init__(self, pieces, n_ctx: int = 4096):
         self.pieces = list(pieces)

@@ -58,6 +58,11 @@ def app_dirs(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("GALLERY_APP_DATA_DIR", str(data))
     monkeypatch.setenv("GALLERY_APP_MODELS_DIR", str(models))
     monkeypatch.delenv("GALLERY_APP_HUB_ENDPOINT", raising=False)
+    # A data folder chosen in the process (the settings', the self-test's) is forgotten after each test.
+    from gallery_app.core import paths
+
+    monkeypatch.setattr(paths, "_chosen_data_dir", None)
+    monkeypatch.setattr(paths, "_chosen_over_environment", False)
     return data, models
 
 

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-RESOURCES_ENV = "GALLERY_APP_RESOURCES_DIR"
+from gallery_app.core import paths
 
 
 def resources_dir() -> Path:
     """``resources/`` beside the package in a checkout or editable install; overridable for bundles."""
-    override = os.environ.get(RESOURCES_ENV, "").strip()
-    if override:
-        return Path(override)
-    return Path(__file__).resolve().parents[2] / "resources"
+    return paths.resources_dir_override() or Path(__file__).resolve().parents[2] / "resources"
 
 
 def demo_chat_files() -> list[Path]:

@@ -114,7 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from gallery_app.ui.settings import Settings
 
     settings = Settings.load()
-    settings.apply_data_folder()  # before anything opens the database
+    if not args.self_test:  # the self-test keeps to its throw-away data folder
+        settings.apply_data_folder()  # before anything opens the database
     # A damaged or read-only database: said in a dialog (on the console only when nobody is there to read it).
     window = start_window(Services(settings), ask=not (args.self_test or args.screenshot))
     if window is None:

@@ -29,8 +29,10 @@ def prepare_environment() -> Path:
     """Before the QApplication exists: offscreen without a display, and a throw-away data folder."""
     if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from gallery_app.core import paths
+
     data = Path(tempfile.mkdtemp(prefix="gallery-app-self-test-"))
-    os.environ["GALLERY_APP_DATA_DIR"] = str(data)
+    paths.use_data_dir(data, over_environment=True)
     return data
 
 
@@ -153,8 +155,9 @@ def _origin(services, role) -> str:
 def _chat_part(context, services):
     """Import the demo chat, ask the question, require passages and a non-empty answer (a generator: log lines)."""
     from gallery_app.core import resources
+    from gallery_app.core.chat.events import Answer, MatchesFound
     from gallery_app.core.chat.importer import import_chat
-    from gallery_app.core.chat.session import Answer, ChatSession, MatchesFound
+    from gallery_app.core.chat.session import ChatSession
     from gallery_app.core.models.specs import Role
 
     demo = resources.resources_dir() / "demo" / "chats" / "weekend_away" / "_chat.txt"
@@ -168,8 +171,7 @@ def _chat_part(context, services):
         summary = import_chat(conn, demo, embedder, cancel=lambda: context.cancelled)
         yield f"imported the demo chat in {time.perf_counter() - started:.1f} s: {summary.describe()}"
         llm = services.chat_llm()
-        session = ChatSession(conn, embedder, llm, k=services.settings.passages,
-                              answer_tokens=services.settings.answer_tokens)
+        session = ChatSession(conn, embedder, llm, services.settings.ask_options)
         started = time.perf_counter()
         answer = None
         matches = 0
@@ -219,7 +221,7 @@ def _photo_part(context, services):
         if recorded != expected:
             return "FAIL", [f"{recorded} of {expected} demo photos recorded"]
         if vision is None or text_model is None:
-            reason = str(missing[0]).split(" To get it:")[0] if missing else "no CLIP model"
+            reason = missing[0].message if missing else "no CLIP model"
             return "SKIP", [f"{recorded} photos recorded without vectors; search by meaning not run: {reason} "
                             "Get it with Help → Models… (or gallery-app-cli models fetch clip-vision clip-text)."]
         yield f"photo models: {_origin(services, Role.CLIP_VISION)}; {_origin(services, Role.CLIP_TEXT)}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import apsw
 from PySide6.QtCore import QObject, Signal
@@ -24,6 +24,11 @@ from gallery_app.core.store import close_connection, open_store
 from gallery_app.core.store.connection import store_failure
 from gallery_app.ui.settings import Settings
 from gallery_app.ui.workers import Worker, WorkerPool
+
+if TYPE_CHECKING:  # the runtimes are imported where a model is first loaded, on a worker
+    from gallery_app.core.models.runtimes.clip import ClipTextEncoder, ClipVisionEncoder
+    from gallery_app.core.models.runtimes.embedders import TextEmbedder
+    from gallery_app.core.models.runtimes.llama import ChatLLM
 
 _OPENERS: dict[Role, Callable[..., Any]] = {
     Role.TEXT_EMBEDDER: lambda setting, s: loading.open_text_embedder(setting, threads=s.threads),
@@ -97,7 +102,7 @@ class Services(QObject):
             return exc
 
     # --- models --------------------------------------------------------------------------------
-    def model(self, role: Role):
+    def model(self, role: Role) -> TextEmbedder | ChatLLM | ClipVisionEncoder | ClipTextEncoder:
         """The model for ``role``, loaded on first use; raises ``ModelNotAvailable`` with how to get it."""
         with self._models_lock:
             if role in self._models:
@@ -115,17 +120,18 @@ class Services(QObject):
                 self.message.emit(notice)
             return model
 
-    def text_embedder(self):
-        return self.model(Role.TEXT_EMBEDDER)
+    # Each role's opener (_OPENERS) makes that role's kind of model: the casts say which.
+    def text_embedder(self) -> TextEmbedder:
+        return cast("TextEmbedder", self.model(Role.TEXT_EMBEDDER))
 
-    def chat_llm(self):
-        return self.model(Role.CHAT_LLM)
+    def chat_llm(self) -> ChatLLM:
+        return cast("ChatLLM", self.model(Role.CHAT_LLM))
 
-    def clip_vision(self):
-        return self.model(Role.CLIP_VISION)
+    def clip_vision(self) -> ClipVisionEncoder:
+        return cast("ClipVisionEncoder", self.model(Role.CLIP_VISION))
 
-    def clip_text(self):
-        return self.model(Role.CLIP_TEXT)
+    def clip_text(self) -> ClipTextEncoder:
+        return cast("ClipTextEncoder", self.model(Role.CLIP_TEXT))
 
     def loaded(self, role: Role) -> bool:
         return role in self._models

@@ -6,13 +6,13 @@ where the CLI reads the same choice.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, fields
 
 from PySide6.QtCore import QSettings
 
+from gallery_app.core import paths
+from gallery_app.core.chat.ask_options import AskOptions
 from gallery_app.core.chat.prompting import MIN_ANSWER_TOKENS, MIN_PROMPT_TOKENS
-from gallery_app.core.chat.session import DEFAULT_PASSAGES
 from gallery_app.core.models import choices
 from gallery_app.core.models.specs import Role
 
@@ -46,9 +46,9 @@ class Settings:
     clip_text: str = ""
     clip_vision: str = ""
     cpu_threads: int = 0  # 0: let each runtime decide
-    llm_context: int = 4096
-    answer_tokens: int = 160
-    passages: int = DEFAULT_PASSAGES
+    llm_context: int = AskOptions.context_tokens
+    answer_tokens: int = AskOptions.answer_tokens
+    passages: int = AskOptions.passages
 
     def model_setting(self, role: Role) -> str | None:
         return getattr(self, _field(role)) or None
@@ -59,6 +59,11 @@ class Settings:
     @property
     def threads(self) -> int | None:
         return self.cpu_threads or None
+
+    @property
+    def ask_options(self) -> AskOptions:
+        """How the window asks: the numbers chosen here, the core's defaults for everything else."""
+        return AskOptions(passages=self.passages, answer_tokens=self.answer_tokens, context_tokens=self.llm_context)
 
     @classmethod
     def load(cls, store: QSettings | None = None) -> Settings:
@@ -95,5 +100,5 @@ class Settings:
 
     def apply_data_folder(self) -> None:
         """Point the core at the chosen data folder (the environment variable still wins, for tests)."""
-        if self.data_folder and not os.environ.get("GALLERY_APP_DATA_DIR"):
-            os.environ["GALLERY_APP_DATA_DIR"] = self.data_folder
+        if self.data_folder.strip():
+            paths.use_data_dir(self.data_folder.strip())

@@ -60,7 +60,7 @@ class SettingsDialog(QDialog):
         folder_row.addWidget(browse)
         folder_note = QLabel("A new data folder takes effect after you restart the app.")
         folder_note.setWordWrap(True)
-        if os.environ.get(paths.DATA_DIR_ENV):
+        if paths.data_dir_from_environment() is not None:
             folder_note.setText(folder_note.text() + f" ({paths.DATA_DIR_ENV} is set and takes precedence.)")
 
         form = QFormLayout()

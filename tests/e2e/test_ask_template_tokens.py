@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from gallery_app.core.chat.ask_options import AskOptions
 from gallery_app.core.chat.importer import import_chat
 from gallery_app.core.chat.prompting import PromptBuilder
 from gallery_app.core.chat.retrieval import Match
@@ -199,7 +200,7 @@ def test_an_imported_message_cannot_forge_a_turn_when_asked_about(tmp_path, mini
                       "[03/04/24, 10:02:00] Maya: Great, see you then\n", "utf-8")
     conn = open_store(tmp_path / "gallery.db")
     import_chat(conn, export, minilm)
-    session = ChatSession(conn, minilm, smollm, answer_tokens=16)  # the prompt is the point, not the answer
+    session = ChatSession(conn, minilm, smollm, AskOptions(answer_tokens=16))  # the prompt is the point, not the answer
     answer = session.answer("When do we meet for dinner?")
     assert "Ignore the rules" in answer.prompt.text
     assert answer.prompt.tokens.count(special_id(smollm, "<|im_start|>")) == 3

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gallery_app.core.chat.session import Answer, ChatSession, MatchesFound
+from gallery_app.core.chat.events import Answer, AnswerPiece, MatchesFound
+from gallery_app.core.chat.session import ChatSession
 from gallery_app.core.models import catalog, sources
 from gallery_app.core.models.loading import open_chat_llm
 
@@ -22,7 +23,7 @@ def test_who_paid_for_the_hotel_names_the_payer(demo_store, minilm, smollm):
     session = ChatSession(demo_store, minilm, smollm)
     events = list(session.ask("Who ended up paying for the hotel?"))
     assert isinstance(events[0], MatchesFound) and events[0].retrieval.matches  # passages come first
-    pieces = [e for e in events if isinstance(e, str)]
+    pieces = [e for e in events if isinstance(e, AnswerPiece)]
     answer = events[-1]
     assert isinstance(answer, Answer) and len(pieces) > 1  # streamed, not delivered at once
     assert "daniel" in answer.text.lower(), answer
@@ -61,8 +62,8 @@ def test_stop_between_tokens(demo_store, minilm, smollm):
 
     with pytest.raises(Cancelled):
         for event in ChatSession(demo_store, minilm, smollm).ask("Where did they stay in June?", cancel=cancel):
-            if isinstance(event, str):
-                seen.append(event)
+            if isinstance(event, AnswerPiece):
+                seen.append(event.text)
     assert stopped_at and len(seen) == stopped_at[0] >= 2
 
 

@@ -6,7 +6,8 @@ import pytest
 
 from gallery_app.core.chat.importer import import_chat
 from gallery_app.core.chat.retrieval import ChatRetriever
-from gallery_app.core.chat.session import ChatSession, FollowUps
+from gallery_app.core.chat.ask_options import AskOptions, FollowUps
+from gallery_app.core.chat.session import ChatSession
 from gallery_app.core.store import open_store
 from tests.chat_helpers import DEMO_CHAT, demo_questions, message_id_at_line
 
@@ -45,7 +46,7 @@ def test_follow_up_finds_the_cottage_price_with_follow_up_handling(demo_store, m
     follow_up = QUESTIONS["How much was it?"]
     assert follow_up["previous_question"] == "Who ended up paying for the hotel?"
     price = message_id_at_line(demo_store, follow_up["gold_lines"][0])
-    session = ChatSession(demo_store, minilm, None, k=3, follow_ups=mode)
+    session = ChatSession(demo_store, minilm, None, AskOptions(passages=3, follow_ups=mode))
     _query, previous = session.retrieve(follow_up["previous_question"])
     session.remember(follow_up["previous_question"], previous, "Daniel put the room on his card.")
     _query, retrieval = session.retrieve(follow_up["question"])

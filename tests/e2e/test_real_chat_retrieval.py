@@ -11,7 +11,8 @@ import sys
 
 import pytest
 
-from gallery_app.core.chat.session import ChatSession, FollowUps
+from gallery_app.core.chat.ask_options import AskOptions, FollowUps
+from gallery_app.core.chat.session import ChatSession
 from gallery_app.core.models.loading import open_text_embedder
 from tests.chat_helpers import REPO
 from tests.conftest import SHARED_FIXTURES, require_shared_fixtures
@@ -81,7 +82,7 @@ def test_a_follow_up_finds_its_answer_near_the_previous_one(real_chats, embedder
     questions, imported = real_chats["english_students"]
     opening, follow_up = _questions(real_chats, "english_students")["en01"], _questions(real_chats, "english_students")["en02"]
     assert follow_up["previous_question"] == opening["question"]
-    session = ChatSession(imported.conn, embedder, None, k=3, follow_ups=FollowUps.NEIGHBOURHOOD)
+    session = ChatSession(imported.conn, embedder, None, AskOptions(passages=3, follow_ups=FollowUps.NEIGHBOURHOOD))
     _query, first = session.retrieve(opening["question"])
     session.remember(opening["question"], first, "")
     _query, retrieval = session.retrieve(follow_up["question"])
@@ -91,7 +92,7 @@ def test_a_follow_up_finds_its_answer_near_the_previous_one(real_chats, embedder
 def test_a_detail_of_a_long_announcement_is_found(real_chats, embedder):
     """Item 4 of an 18-item, 5,000-character list of hurricane help (line 7299): one sentence of it."""
     _questions_, imported = real_chats["english_students"]
-    session = ChatSession(imported.conn, embedder, None, k=3)
+    session = ChatSession(imported.conn, embedder, None, AskOptions(passages=3))
     _query, retrieval = session.retrieve(
         "Which furniture store opened its shops so that people could stay there with their pets?")
     assert _rank(retrieval, imported, [7299]) is not None
@@ -103,6 +104,6 @@ def test_a_detail_of_a_long_announcement_is_found(real_chats, embedder):
 def test_the_group_line_is_findable(real_chats, embedder, question):
     """The group's name and start are only in WhatsApp's own line 'You created group "…"' (line 2)."""
     _questions_, imported = real_chats["dutch_friends"]
-    session = ChatSession(imported.conn, embedder, None, k=3)
+    session = ChatSession(imported.conn, embedder, None, AskOptions(passages=3))
     _query, retrieval = session.retrieve(question)
     assert _rank(retrieval, imported, [2]) is not None

@@ -8,10 +8,10 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QTextDocumentFragment
 
 from gallery_app.core.chat.chunking import message_lines
+from gallery_app.core.chat.events import UNSUPPORTED, AnswerPiece
 from gallery_app.core.chat.evidence import PassageLine
 from gallery_app.core.chat.repository import messages_by_id
 from gallery_app.core.chat.retrieval import Match
-from gallery_app.core.chat.session import UNSUPPORTED
 from gallery_app.core.store import open_store
 from gallery_app.ui.chat import ChatPane
 from gallery_app.ui.chat.conversation import FOCUS_STYLE, AnswerTurn, PassageCard
@@ -125,7 +125,7 @@ def test_a_chat_log_continuation_is_shown_as_a_plain_decline_with_the_closest_me
     close_pane(pane)
     seen = ask(pane, qtbot)
 
-    assert not [event for event in seen if isinstance(event, str)]  # nothing of it was ever on screen
+    assert not [event for event in seen if isinstance(event, AnswerPiece)]  # nothing of it was ever on screen
     answer = next(turn for turn in pane.view.turns if isinstance(turn, AnswerTurn))
     shown = answer.label.text()
     closest = answer.answer.closest

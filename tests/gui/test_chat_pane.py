@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from gallery_app.core.chat.session import Answer, MatchesFound
+from gallery_app.core.chat.events import Answer, AnswerPiece, MatchesFound
 from gallery_app.ui.chat import ChatPane, ChatViewer
 from gallery_app.ui.chat.chat_list import DetailsRole
 from gallery_app.ui.chat.conversation import PassagesTurn
@@ -116,11 +116,11 @@ def test_passages_first_then_streamed_answer_follow_up_and_viewer(pane, qtbot, q
     import_demo(pane, qtbot)
     events = ask_and_record(pane, qtbot, "Who ended up paying for the hotel?")
     names = [name for name, _passages, _event in events]
-    assert "MatchesFound" in names and "str" in names, names
-    first_match, first_token = names.index("MatchesFound"), names.index("str")
+    assert "MatchesFound" in names and "AnswerPiece" in names, names
+    first_match, first_token = names.index("MatchesFound"), names.index("AnswerPiece")
     assert first_match < first_token
     assert events[first_token][1] == 1  # the passages turn was on screen before the first token
-    assert sum(name == "str" for name in names) > 1  # streamed, not delivered at once
+    assert sum(name == "AnswerPiece" for name in names) > 1  # streamed, not delivered at once
     assert isinstance(events[-1][2], Answer)
 
     passages = turns(pane, "passages")[0]
@@ -173,8 +173,8 @@ def test_stop_ends_the_answer_between_tokens(pane, qtbot):
     seen = []
 
     def on_event(event):
-        if isinstance(event, str):
-            seen.append(event)
+        if isinstance(event, AnswerPiece):
+            seen.append(event.text)
             if len(seen) == 2:
                 pane.stop()
 

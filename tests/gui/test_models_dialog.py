@@ -10,9 +10,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from gallery_app.core import paths
 from gallery_app.core.models import catalog, sources
 from gallery_app.core.models.memory import Machine
-from gallery_app.core.models.specs import HUB_ENDPOINT_ENV, LlmShape, ModelFile, ModelSpec, Role, Runtime
+from gallery_app.core.models.specs import LlmShape, ModelFile, ModelSpec, Role, Runtime
 from gallery_app.core.models.status import Availability, needs_attention
 from gallery_app.core.units import GiB
 from gallery_app.ui import models_dialog
@@ -89,7 +90,7 @@ class SlowHub:
 def slow_hub(monkeypatch):
     hub = SlowHub(delay=0.05)
     hub.thread.start()
-    monkeypatch.setenv(HUB_ENDPOINT_ENV, hub.endpoint)
+    monkeypatch.setenv(paths.HUB_ENDPOINT_ENV, hub.endpoint)
     yield hub
     hub.server.shutdown()
     hub.server.server_close()

@@ -120,6 +120,16 @@ def test_a_settings_file_out_of_range_is_held_to_what_works():
     assert budget_problem(loaded.llm_context, loaded.answer_tokens) is None
 
 
+def test_the_window_asks_with_the_core_defaults():
+    """Before: the window's answer length was 160 tokens, the CLI's and the core's 96."""
+    from gallery_app.core.chat.ask_options import AskOptions
+
+    assert Settings().ask_options == AskOptions()
+    assert Settings.load().ask_options == AskOptions()  # nothing saved yet
+    chosen = Settings(llm_context=2048, answer_tokens=64, passages=3).ask_options
+    assert (chosen.context_tokens, chosen.answer_tokens, chosen.passages) == (2048, 64, 3)
+
+
 def test_the_model_chosen_in_the_window_is_the_one_the_cli_uses(qtbot, capsys):
     """Before: the window kept its choice in QSettings, which the CLI never read."""
     from PySide6.QtCore import QSettings

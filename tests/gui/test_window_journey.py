@@ -9,7 +9,7 @@ from PIL import Image
 from PySide6.QtCore import QSettings, Qt
 
 from gallery_app.core import resources
-from gallery_app.core.chat.session import Answer
+from gallery_app.core.chat.events import Answer
 from gallery_app.ui.main_window import MODELS_OFFERED_KEY, MainWindow
 from gallery_app.ui.photos.grid_model import PhotoGridModel
 from gallery_app.ui.services import Services
@@ -32,7 +32,7 @@ def test_a_session_in_the_real_window(qtbot, test_clip, coffee_video, tmp_path):
         chat = window.chat_pane
         events = ask_and_record(chat, qtbot, "Who ended up paying for the hotel?")
         names = [name for name, _shown, _event in events]
-        assert names.index("MatchesFound") < names.index("str")
+        assert names.index("MatchesFound") < names.index("AnswerPiece")
         answer = events[-1][2]
         assert isinstance(answer, Answer) and "Daniel" in answer.text, answer.text
         follow_up = ask_and_record(chat, qtbot, "How much was it?")

@@ -6,12 +6,14 @@ from datetime import datetime
 
 import pytest
 
+from gallery_app.core.chat.ask_options import AskOptions
 from gallery_app.core.chat.citations import citations, cited_numbers, strip_markers
+from gallery_app.core.chat.events import UNSUPPORTED, Answer, AnswerPiece, MatchesFound
 from gallery_app.core.chat.evidence import closest_message, passage_lines
 from gallery_app.core.chat.importer import import_chat
 from gallery_app.core.chat.messages import MessageKind
 from gallery_app.core.chat.repository import StoredMessage
-from gallery_app.core.chat.session import UNSUPPORTED, Answer, ChatSession, MatchesFound
+from gallery_app.core.chat.session import ChatSession
 from tests.chat_helpers import HashEmbedder, ScriptedLLM
 
 
@@ -79,10 +81,10 @@ def chat_store(store, tmp_path):
 
 def _ask(chat_store, pieces, question="Who put the room on the card?"):
     store, embedder = chat_store
-    session = ChatSession(store, embedder, ScriptedLLM(pieces), k=2)
+    session = ChatSession(store, embedder, ScriptedLLM(pieces), AskOptions(passages=2))
     events = list(session.ask(question))
     assert isinstance(events[0], MatchesFound) and isinstance(events[-1], Answer)
-    return session, [e for e in events if isinstance(e, str)], events[-1]
+    return session, [e.text for e in events if isinstance(e, AnswerPiece)], events[-1]
 
 
 @pytest.mark.parametrize("pieces", [
@@ -131,7 +133,7 @@ def test_a_passage_number_is_not_evidence_for_a_number(chat_store):
 
 def test_closest_message_prefers_the_focus_message_sharing_the_questions_words(chat_store):
     store, embedder = chat_store
-    session = ChatSession(store, embedder, None, k=2)
+    session = ChatSession(store, embedder, None, AskOptions(passages=2))
     match = session.retriever.retrieve("cottage price two nights", k=1).matches[0]
     closest = closest_message(store, match, "How much was the cottage for two nights?")
     assert closest.sender == "Maya" and closest.text.startswith("Thanks! The cottage")
@@ -143,14 +145,14 @@ def test_cli_marks_the_best_windows_lines_and_prints_sources_or_the_closest_mess
     from gallery_app.cli_chat import FOCUS_MARK, _ask as cli_ask
 
     store, embedder = chat_store
-    cli_ask(ChatSession(store, embedder, ScriptedLLM(["Daniel", " did [1]."]), k=2), "Who put the room on the card?",
+    cli_ask(ChatSession(store, embedder, ScriptedLLM(["Daniel", " did [1]."]), AskOptions(passages=2)), "Who put the room on the card?",
             False)
     out = capsys.readouterr().out
     marked = [line.strip() for line in out.splitlines() if line.strip().startswith(FOCUS_MARK)]
     assert marked and all(": " in line for line in marked)
     assert "Daniel did [1].\nSources: [1] " in out
 
-    cli_ask(ChatSession(store, embedder, ScriptedLLM(["Philip P.:", " 10€"]), k=2), "Who put the room on the card?",
+    cli_ask(ChatSession(store, embedder, ScriptedLLM(["Philip P.:", " 10€"]), AskOptions(passages=2)), "Who put the room on the card?",
             False)
     out = capsys.readouterr().out
     assert "Philip" not in out

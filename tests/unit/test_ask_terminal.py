@@ -12,6 +12,7 @@ import re
 import pytest
 
 from gallery_app import cli_chat
+from gallery_app.core.chat.ask_options import AskOptions
 from gallery_app.core.chat.importer import import_chat
 from gallery_app.core.chat.session import UNSUPPORTED, ChatSession
 from gallery_app.core.store import open_store
@@ -67,7 +68,7 @@ def run_ask(demo_conn, pieces, stream, monkeypatch) -> str:
     monkeypatch.setattr("sys.stdout", stream)
     monkeypatch.setenv("COLUMNS", str(COLUMNS))
     monkeypatch.setenv("TERM", "xterm")
-    session = ChatSession(demo_conn, HashEmbedder(), ScriptedLLM(pieces), k=2)
+    session = ChatSession(demo_conn, HashEmbedder(), ScriptedLLM(pieces), AskOptions(passages=2))
     cli_chat._ask(session, QUESTION, show_prompt=False)
     return stream.getvalue()
 

@@ -10,9 +10,10 @@ import threading
 
 import pytest
 
+from gallery_app.core import paths
 from gallery_app.core.errors import ChecksumMismatch, ModelError, ModelNotAvailable
 from gallery_app.core.models import catalog, sources
-from gallery_app.core.models.specs import HUB_ENDPOINT_ENV, ModelFile, ModelSpec, PackageFile, Role, Runtime
+from gallery_app.core.models.specs import ModelFile, ModelSpec, PackageFile, Role, Runtime
 from gallery_app.core.models.verify import CheckStatus
 from gallery_app.core.units import describe_size
 
@@ -166,7 +167,7 @@ def hub(tmp_path, monkeypatch):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    monkeypatch.setenv(HUB_ENDPOINT_ENV, f"http://127.0.0.1:{server.server_address[1]}")
+    monkeypatch.setenv(paths.HUB_ENDPOINT_ENV, f"http://127.0.0.1:{server.server_address[1]}")
     yield spec, base
     server.shutdown()
     server.server_close()
@@ -193,6 +194,6 @@ def test_fetch_refuses_a_tampered_download(hub):
 
 
 def test_fetch_offline_says_so(monkeypatch):
-    monkeypatch.setenv(HUB_ENDPOINT_ENV, "http://127.0.0.1:9")  # discard port: nothing listens
+    monkeypatch.setenv(paths.HUB_ENDPOINT_ENV, "http://127.0.0.1:9")  # discard port: nothing listens
     with pytest.raises(ModelError, match="internet connection"):
         sources.fetch(tiny_spec(package_files={}))

@@ -74,9 +74,14 @@ def test_only_the_last_six_turns_are_replayed_and_older_ones_are_summarised():
     assert "old question 0" in prompt.summary and "Earlier in this conversation" in prompt.text
 
 
-def test_a_single_huge_passage_is_trimmed_rather_than_overflowing():
-    prompt = PromptBuilder(WordLLM(300), answer_tokens=64).build("q?", [match(1, words=2000)])
+@pytest.mark.parametrize("excerpts", [True, False])
+def test_a_single_huge_passage_is_trimmed_rather_than_overflowing(excerpts):
+    """Before: with excerpts (the app's default) the text was trimmed while the model read the excerpt,
+    so nothing shrank and the prompt was refused as if the question alone were too long."""
+    prompt = PromptBuilder(WordLLM(300), answer_tokens=64, excerpts=excerpts).build("q?", [match(1, words=2000)])
     assert len(prompt.tokens) + 64 <= 300 and prompt.matches[0].text
+    read = prompt.matches[0].excerpt if excerpts else prompt.matches[0].text
+    assert read and read in prompt.context and len(read) < len(match(1, words=2000).text)
 
 
 def test_base_models_get_a_completion_prompt_with_examples():

@@ -11,8 +11,10 @@ Chat models get their GGUF chat template; base models a plain completion prompt.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from gallery_app.core.chat.ask_options import AskOptions
+from gallery_app.core.chat.chat_model import ChatModel
 from gallery_app.core.chat.citations import marker
 from gallery_app.core.chat.retrieval import Match
 from gallery_app.core.errors import AppError
@@ -155,7 +157,7 @@ class Prompt:
 class PromptBuilder:
     """Builds the prompt for one question within ``n_ctx`` (prompt) + ``answer_tokens`` (answer)."""
 
-    def __init__(self, llm, *, answer_tokens: int = 96, excerpts: bool = False):
+    def __init__(self, llm: ChatModel, *, answer_tokens: int = AskOptions.answer_tokens, excerpts: bool = AskOptions.excerpts):
         self.llm = llm
         self.answer_tokens = answer_tokens
         #: Give the model each match's focused excerpt instead of the whole passage.
@@ -196,12 +198,9 @@ class PromptBuilder:
                 turns.pop(0)
             elif len(matches) > 1:
                 matches.pop()
-            elif matches and len(matches[0].text) > 1:
-                # One passage alone is too long: keep its first lines.
-                lines = matches[0].text.split("\n")
-                keep = len(lines) // 2
-                trimmed = "\n".join(lines[:keep]) if keep else matches[0].text[: len(matches[0].text) // 2]
-                matches[0] = _with_text(matches[0], trimmed)
+            elif matches and len(passage_body(matches[0], excerpts=self.excerpts)) > 1:
+                # One passage alone is too long: keep the first lines of what the model reads of it.
+                matches[0] = _first_half(matches[0], excerpts=self.excerpts)
             else:
                 # Only the rules and the question are left, and they alone are too long (a huge question,
                 # or a window the settings check could not foresee, such as a model's own smaller limit).
@@ -217,7 +216,13 @@ class PromptBuilder:
         return Prompt(text, tokens, stops, matches, turns, summary, self.answer_tokens, context)
 
 
-def _with_text(match: Match, text: str) -> Match:
-    from dataclasses import replace
+def _first_half(match: Match, *, excerpts: bool) -> Match:
+    """``match`` with the first half of the lines the model reads: its excerpt when given excerpts, else its text.
 
-    return replace(match, text=text)
+    Trimming the text while the model reads the excerpt would shrink nothing, and the prompt would be refused.
+    """
+    body = passage_body(match, excerpts=excerpts)
+    lines = body.split("\n")
+    keep = len(lines) // 2
+    trimmed = "\n".join(lines[:keep]) if keep else body[: len(body) // 2]
+    return replace(match, **{"excerpt" if excerpts and match.excerpt else "text": trimmed})

@@ -1,94 +1,38 @@
 """Asking questions about your chats: retrieve, show the passages, then stream a grounded answer.
 
-``ChatSession.ask`` is a plain generator — first a ``MatchesFound`` event (so the passages can
-be shown before the model says anything), then the answer's text pieces, then the finished
-``Answer`` with the exact prompt — which a UI worker can relay and cancel between tokens.
+``ChatSession.ask`` is a plain generator of ``AskEvent``s (``core.chat.events``) — first a ``MatchesFound``
+(so the passages can be shown before the model says anything), a ``Status`` while the model's weights are
+read, then the answer's pieces, then the finished ``Answer`` with the exact prompt — which a UI worker can
+relay and cancel between tokens.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from enum import Enum
 
 import apsw
 
+from gallery_app.core.chat.ask_options import AskOptions, FollowUps
+from gallery_app.core.chat.chat_model import ChatModel
 from gallery_app.core.chat.citations import citations, strip_markers
-from gallery_app.core.chat.evidence import ClosestMessage, closest_message
-from gallery_app.core.chat.grounding import GroundingCheck, check_answer, continues_chat_log
+from gallery_app.core.chat.events import (
+    NOTHING_FOUND, UNSUPPORTED, Answer, AnswerPiece, AskEvent, MatchesFound, Status, StatusKind,
+)
+from gallery_app.core.chat.evidence import closest_message
+from gallery_app.core.chat.grounding import check_answer, continues_chat_log
 from gallery_app.core.chat.prompting import (
     DONT_KNOW, Conversation, Prompt, PromptBuilder, check_budget, passage_body,
 )
 from gallery_app.core.chat.repository import chat_participants
-from gallery_app.core.chat.retrieval import ChatRetriever, Match, Retrieval
-from gallery_app.core.errors import AppError
+from gallery_app.core.chat.retrieval import ChatRetriever, Retrieval
+from gallery_app.core.errors import AppError, Cancelled
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
-
-
-class FollowUps(str, Enum):
-    #: Search with the question alone.
-    NONE = "none"
-    #: Search with the previous question prepended (the usual baseline).
-    PREVIOUS = "previous"
-    #: Let the LLM rewrite the question into a standalone one from the recent turns.
-    REWRITE = "rewrite"
-    #: Search the question alone and with the previous question, and lift passages close in time
-    #: to the previous answer's passages.
-    NEIGHBOURHOOD = "neighbourhood"
-
-
-DEFAULT_FOLLOW_UPS = FollowUps.NEIGHBOURHOOD
-DEFAULT_USE_KEYWORDS = False
-#: Lift passages that share a rare word with the question (see ChatRetriever._lift_rare_words).
-DEFAULT_RARE_WORDS = False
-#: Score a question against each language's messages on their own scale (ChatRetriever._z_by_language).
-DEFAULT_BY_LANGUAGE = False
-DEFAULT_EXCERPTS = True
-#: Passages given to the LLM (as focused excerpts): measured on the demo questions, see docs/chat.md.
-DEFAULT_PASSAGES = 6
-NOTHING_FOUND = "I couldn't find anything about that in your chats."
-UNSUPPORTED = "I don't know: the messages I found don't say."
 
 REWRITE_INSTRUCTIONS = (
     "Rewrite the last question so that it can be understood without the conversation before it. "
     "Replace words like it, that, there, he or she with what they refer to. "
     "Keep names, places, dates and amounts. Reply with the rewritten question only."
 )
-
-
-@dataclass
-class MatchesFound:
-    retrieval: Retrieval
-    search_query: str
-    question: str = ""
-
-
-@dataclass
-class Answer:
-    question: str
-    search_query: str
-    retrieval: Retrieval
-    prompt: Prompt | None
-    #: What the person reads: the answer, or a plain "I don't know" and the closest message.
-    text: str
-    #: What the model wrote, before an unsupported answer was replaced by "I don't know".
-    raw_text: str = ""
-    grounding: GroundingCheck | None = None
-    #: The passages the answer rests on, as numbers of ``prompt.matches`` (1-based, as the model saw them).
-    citations: list[int] = field(default_factory=list)
-    #: Set when the answer is "I don't know" (the model's, or the grounding check's).
-    closest: ClosestMessage | None = None
-    declined: bool = False
-
-    @property
-    def knows(self) -> bool:
-        return bool(self.text) and not self.declined and self.text != NOTHING_FOUND
-
-    @property
-    def cited_matches(self) -> list[Match]:
-        if self.prompt is None:
-            return []
-        return [self.prompt.matches[n - 1] for n in self.citations if 0 < n <= len(self.prompt.matches)]
 
 
 def check_question(question: str) -> None:
@@ -104,25 +48,23 @@ def check_passages(k: int) -> None:
 
 
 class ChatSession:
-    def __init__(self, conn: apsw.Connection, embedder: TextEmbedder, llm=None, *, k: int = DEFAULT_PASSAGES,
-                 min_score: float = 0.0, follow_ups: FollowUps = DEFAULT_FOLLOW_UPS,
-                 use_keywords: bool = DEFAULT_USE_KEYWORDS, rare_words: bool | None = None,
-                 by_language: bool | None = None, answer_tokens: int = 96,
-                 excerpts: bool = DEFAULT_EXCERPTS, chats: Sequence[int] | None = None):
-        check_passages(k)
+    def __init__(self, conn: apsw.Connection, embedder: TextEmbedder, llm: ChatModel | None = None,
+                 options: AskOptions = AskOptions(),
+                 *, chats: Sequence[int] | None = None, conversation: Conversation | None = None):
+        """``conversation``: the turns so far, when they outlive this session (the window keeps one per
+        conversation and asks each question with a new session); the session adds each answered turn to it."""
+        check_passages(options.passages)
         if llm is not None:
-            check_budget(llm.n_ctx, answer_tokens)
+            check_budget(llm.n_ctx, options.answer_tokens)
         self.conn = conn
-        self.retriever = ChatRetriever(conn, embedder, use_keywords=use_keywords,
-                                       rare_words=DEFAULT_RARE_WORDS if rare_words is None else rare_words,
-                                       by_language=DEFAULT_BY_LANGUAGE if by_language is None else by_language)
+        self.options = options
+        self.retriever = ChatRetriever(conn, embedder, use_keywords=options.use_keywords,
+                                       rare_words=options.rare_words, by_language=options.by_language)
         self.llm = llm
-        self.k = k
-        self.min_score = min_score
-        self.follow_ups = FollowUps(follow_ups)
         self.chats = list(chats) if chats else None
-        self.conversation = Conversation()
-        self.prompts = PromptBuilder(llm, answer_tokens=answer_tokens, excerpts=excerpts) if llm is not None else None
+        self.conversation = conversation if conversation is not None else Conversation()
+        self.prompts = (PromptBuilder(llm, answer_tokens=options.answer_tokens, excerpts=options.excerpts)
+                        if llm is not None else None)
 
     # --- follow-ups ---------------------------------------------------------------------------
     def rewrite_question(self, question: str) -> str:
@@ -146,9 +88,9 @@ class ChatSession:
 
     def search_query(self, question: str) -> str:
         previous = self.conversation.previous_question
-        if previous is None or self.follow_ups is FollowUps.NONE:
+        if previous is None or self.options.follow_ups is FollowUps.NONE:
             return question
-        if self.follow_ups in (FollowUps.PREVIOUS, FollowUps.NEIGHBOURHOOD):
+        if self.options.follow_ups in (FollowUps.PREVIOUS, FollowUps.NEIGHBOURHOOD):
             return f"{previous} {question}"
         return self.rewrite_question(question)
 
@@ -156,23 +98,30 @@ class ChatSession:
     def retrieve(self, question: str) -> tuple[str, Retrieval]:
         """The passages for ``question`` as a turn of this conversation: (what was searched, retrieval)."""
         query = self.search_query(question)
-        if self.follow_ups is FollowUps.NEIGHBOURHOOD and query != question:
-            return query, self.retriever.retrieve(question, k=self.k, min_score=self.min_score, chats=self.chats,
+        passages, min_score = self.options.passages, self.options.min_score
+        if self.options.follow_ups is FollowUps.NEIGHBOURHOOD and query != question:
+            return query, self.retriever.retrieve(question, k=passages, min_score=min_score, chats=self.chats,
                                                   context_query=query,
                                                   follow_up_of=self.conversation.previous_matches)
-        return query, self.retriever.retrieve(query, k=self.k, min_score=self.min_score, chats=self.chats)
+        return query, self.retriever.retrieve(query, k=passages, min_score=min_score, chats=self.chats)
 
-    def ask(self, question: str, *, cancel: Callable[[], bool] | None = None) -> Iterator[object]:
-        """Yields MatchesFound, then answer pieces (str), then the Answer; remembers the turn."""
+    def ask(self, question: str, *, cancel: Callable[[], bool] | None = None) -> Iterator[AskEvent]:
+        """Yields MatchesFound, a Status while the model is read, AnswerPieces, then the Answer; remembers the turn."""
         check_question(question)
         query, retrieval = self.retrieve(question)
         yield MatchesFound(retrieval, query, question)
         if not retrieval.matches or self.llm is None:
             text = NOTHING_FOUND if not retrieval.matches else ""
             if text:
-                yield text
+                yield AnswerPiece(text)
             answer = Answer(question, query, retrieval, None, text)
         else:
+            if not self.llm.loaded:
+                # The passages are on screen; now the seconds it takes to read the weights.
+                yield Status(StatusKind.LOADING_LLM)
+                self.llm.count_tokens("warm up")
+                if cancel is not None and cancel():
+                    raise Cancelled()
             participants = chat_participants(self.conn, sorted({m.chat_id for m in retrieval.matches}))
             prompt = self.prompts.build(question, retrieval.matches, self.conversation, participants)
             pieces: list[str] = []
@@ -183,15 +132,15 @@ class ChatSession:
                                                     cancel=cancel):
                 pieces.append(piece)
                 if held is None:
-                    yield piece
+                    yield AnswerPiece(piece)
                     continue
                 held.append(piece)
                 if continues_chat_log("".join(pieces), participants, finished=False) is False:
-                    yield from held
+                    yield from map(AnswerPiece, held)
                     held = None
             answer = self._finish(question, query, retrieval, prompt, "".join(pieces).strip(), participants)
             if held and not answer.declined:
-                yield from held
+                yield from map(AnswerPiece, held)
         # The next prompt replays this turn: as a plain answer, without passage numbers it no longer shows.
         replayed = UNSUPPORTED if answer.declined else strip_markers(answer.text)
         self.remember(question, retrieval, replayed or NOTHING_FOUND)

@@ -16,6 +16,7 @@ from pathlib import Path
 from gallery_app.core.errors import ModelError
 from gallery_app.core.models import choices, sources
 from gallery_app.core.models.catalog import ALL_SPECS
+from gallery_app.core.models.memory import CONTEXT_TOKENS
 from gallery_app.core.models.specs import ModelFile, ModelSpec, Role, Runtime
 
 
@@ -85,7 +86,7 @@ def open_text_embedder(setting: str | None = None, *, threads: int | None = None
     return embedder
 
 
-def open_chat_llm(setting: str | None = None, *, n_ctx: int = 4096, threads: int | None = None):
+def open_chat_llm(setting: str | None = None, *, n_ctx: int = CONTEXT_TOKENS, threads: int | None = None):
     from gallery_app.core.models.runtimes.llama import ChatLLM
 
     return ChatLLM(resolve_setting(Role.CHAT_LLM, setting), n_ctx=n_ctx, threads=threads)

@@ -23,6 +23,8 @@ from gallery_app.core.units import MiB, describe_size
 RUNTIME_OVERHEAD = 64 * MiB
 #: llama.cpp evaluates a prompt in batches of this many tokens.
 BATCH_TOKENS = 512
+#: The context the chat model is asked for unless the settings say otherwise (AskOptions.context_tokens).
+CONTEXT_TOKENS = 4096
 #: The smallest context the app lowers to when memory is short: a prompt of a few passages and an answer.
 MIN_CONTEXT = 1024
 
@@ -55,7 +57,7 @@ def onnx_bytes(file_size: int) -> int:
     return 2 * file_size + RUNTIME_OVERHEAD
 
 
-def ram_needed(spec: ModelSpec, n_ctx: int = 4096, *, file_size: int | None = None,
+def ram_needed(spec: ModelSpec, n_ctx: int = CONTEXT_TOKENS, *, file_size: int | None = None,
                shape: LlmShape | None = None) -> int | None:
     """The memory ``spec`` takes with a context of ``n_ctx`` tokens; None when its size is not known."""
     size = file_size if file_size is not None else spec.size

@@ -14,12 +14,10 @@ from dataclasses import dataclass
 
 from gallery_app.core.models import sources
 from gallery_app.core.models.catalog import CANDIDATES
-from gallery_app.core.models.memory import Machine, ram_needed
+from gallery_app.core.models.memory import CONTEXT_TOKENS, Machine, ram_needed
 from gallery_app.core.models.specs import ModelSpec, Role
 from gallery_app.core.units import GiB, describe_size
 
-#: The context the app asks with (what the chat model's memory is estimated at).
-CONTEXT_TOKENS = 4096
 #: The largest chat model (billions of parameters) worth its wait on up to this many physical cores: the
 #: work per token grows with the parameters, and a prompt of a few passages is a thousand tokens or more.
 LLM_PARAMETERS_FOR_CORES = ((2, 1.6), (4, 4.0))

@@ -6,12 +6,12 @@ pinned revision; those of package-carried files were measured on the package's w
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from enum import Enum
 
-#: Where models are downloaded from; tests (and mirrors) point it elsewhere.
-HUB_ENDPOINT_ENV = "GALLERY_APP_HUB_ENDPOINT"
+from gallery_app.core import paths
+
+#: Where models are downloaded from unless paths.HUB_ENDPOINT_ENV names another (tests, mirrors).
 DEFAULT_HUB_ENDPOINT = "https://huggingface.co"
 
 
@@ -130,5 +130,5 @@ class ModelSpec:
         raise KeyError(name)
 
     def download_url(self, model_file: ModelFile) -> str:
-        endpoint = os.environ.get(HUB_ENDPOINT_ENV, "").strip() or DEFAULT_HUB_ENDPOINT
+        endpoint = paths.hub_endpoint_override() or DEFAULT_HUB_ENDPOINT
         return f"{endpoint.rstrip('/')}/{self.hf_repo}/resolve/{self.revision}/{model_file.repo_path}"

@@ -16,9 +16,9 @@ from PySide6.QtGui import QCursor, QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QScrollArea, \
     QSizePolicy, QVBoxLayout, QWidget
 
+from gallery_app.core.chat.events import UNSUPPORTED, Answer
 from gallery_app.core.chat.evidence import PassageLine
 from gallery_app.core.chat.retrieval import Match, Retrieval
-from gallery_app.core.chat.session import UNSUPPORTED, Answer
 from gallery_app.ui.chat.viewer import HIGHLIGHT
 from gallery_app.ui.plain_text import escape as _escape
 

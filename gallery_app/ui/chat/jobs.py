@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gallery_app.core.chat import embedder_switch
+from gallery_app.core.chat.events import AskEvent, MatchesFound, Status, StatusKind
 from gallery_app.core.chat.evidence import PassageLine, match_lines
 from gallery_app.core.chat.importer import ImportSummary, import_chat
 from gallery_app.core.chat.prompting import Conversation
 from gallery_app.core.chat.repository import ChatInfo, StoredMessage, chat_messages, get_chat, list_chats
-from gallery_app.core.chat.session import ChatSession, MatchesFound
+from gallery_app.core.chat.session import ChatSession
 from gallery_app.core.errors import AppError, Cancelled, ModelError
 from gallery_app.core.models import loading
 from gallery_app.core.models.specs import Role
@@ -26,14 +27,7 @@ from gallery_app.ui.workers import WorkerContext
 log = logging.getLogger(__name__)
 
 
-# --- what the workers yield -----------------------------------------------------------------------
-@dataclass(frozen=True)
-class Status:
-    """A short note on what the worker is doing now ("Loading the language model…")."""
-
-    text: str
-
-
+# --- what the workers yield besides the core's events (core.chat.events) ----------------------------
 @dataclass(frozen=True)
 class LlmMissing:
     """No language model: the passages are still shown, and this says how to get one."""
@@ -77,10 +71,11 @@ def load_chat(context: WorkerContext, services, chat_id: int) -> ChatContents:
         return ChatContents(get_chat(conn, chat_id), chat_messages(conn, chat_id))
 
 
-def import_files(context: WorkerContext, services, paths: Sequence[Path]) -> Iterator[object]:
+def import_files(context: WorkerContext, services,
+                 paths: Sequence[Path]) -> Iterator[Status | Imported | ImportFailed]:
     """Imports each file in turn; a file that is not a chat is reported and the others still go in."""
     if not services.loaded(Role.TEXT_EMBEDDER):
-        yield Status("Loading the message search model…")
+        yield Status(StatusKind.LOADING_EMBEDDER)
     embedder = services.text_embedder()  # ModelNotAvailable ends the job with its message and hint
 
     def progress(stage: str, done: int, total: int) -> None:
@@ -91,7 +86,7 @@ def import_files(context: WorkerContext, services, paths: Sequence[Path]) -> Ite
         for path in paths:
             if context.cancelled:
                 raise Cancelled("The import was cancelled.")
-            yield Status(f"Reading {path.name}…")
+            yield Status(StatusKind.READING_FILE, path.name)
             try:
                 summary = import_chat(conn, Path(path), embedder, progress=progress, cancel=lambda: context.cancelled)
             except Cancelled:
@@ -124,40 +119,31 @@ def switch_embedder(context: WorkerContext, services, setting: str) -> str:
 
 
 def ask(context: WorkerContext, services, question: str, conversation: Conversation,
-        chats: Sequence[int] | None) -> Iterator[object]:
-    """Yields Status notes, then the session's MatchesFound (and PassageLines), answer pieces and Answer
-    (see ``ChatSession.ask``).
+        chats: Sequence[int] | None) -> Iterator[AskEvent | LlmMissing | PassageLines]:
+    """Yields Status notes, then the session's events (see ``ChatSession.ask``), with PassageLines right
+    after MatchesFound.
 
     The conversation object belongs to the pane; one question runs at a time, so the session adds
     this turn to it when the answer is complete, and the next question is a follow-up of this one.
     """
     if not services.loaded(Role.TEXT_EMBEDDER):
-        yield Status("Loading the message search model…")
+        yield Status(StatusKind.LOADING_EMBEDDER)
     embedder = services.text_embedder()
     llm, missing = None, None
     try:
-        llm = services.chat_llm()  # cheap: the weights are read on first use, below
+        llm = services.chat_llm()  # cheap: the session reads the weights once the passages are out
     except ModelError as error:
         missing = error
     if context.cancelled:
         raise Cancelled()
-    settings = services.settings
     with services.connect() as conn:
-        session = ChatSession(conn, embedder, llm, k=settings.passages, answer_tokens=settings.answer_tokens,
-                              chats=list(chats) if chats else None)
-        session.conversation = conversation
+        session = ChatSession(conn, embedder, llm, services.settings.ask_options,
+                              chats=list(chats) if chats else None, conversation=conversation)
         if missing is not None:
             yield LlmMissing(missing)
         else:
-            yield Status("Searching your chats…")
+            yield Status(StatusKind.SEARCHING)
         for event in session.ask(question, cancel=lambda: context.cancelled):
             yield event
             if isinstance(event, MatchesFound) and event.retrieval.matches:
                 yield PassageLines({m.chunk_id: match_lines(conn, m) for m in event.retrieval.matches})
-            if isinstance(event, MatchesFound) and event.retrieval.matches and llm is not None \
-                    and not getattr(llm, "loaded", True):
-                # The passages are on screen; now the seconds it takes to read the weights.
-                yield Status("Loading the language model…")
-                llm.count_tokens("warm up")
-                if context.cancelled:
-                    raise Cancelled()

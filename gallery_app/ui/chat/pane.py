@@ -15,9 +15,9 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QListView, QPushButton, QSplitter, \
     QStackedWidget, QVBoxLayout, QWidget
 
+from gallery_app.core.chat.events import Answer, AnswerPiece, AskEvent, MatchesFound, Status
 from gallery_app.core.chat.export_file import is_chat_export
 from gallery_app.core.chat.prompting import Conversation
-from gallery_app.core.chat.session import Answer, MatchesFound
 from gallery_app.core.errors import AppError
 from gallery_app.ui.chat import jobs
 from gallery_app.ui.chat.chat_list import ChatIdRole, ChatListDelegate, ChatListModel
@@ -283,8 +283,8 @@ class ChatPane(QWidget):
         self.open_viewer(index.data(ChatIdRole), [], index.data())
 
     # --- importing ------------------------------------------------------------------------------
-    def _import_event(self, turn: TextTurn, event) -> None:
-        if isinstance(event, jobs.Status):
+    def _import_event(self, turn: TextTurn, event: Status | jobs.Imported | jobs.ImportFailed) -> None:
+        if isinstance(event, Status):
             if shiboken6.isValid(turn):  # New conversation clears the progress turn; the import goes on
                 turn.set_status(event.text)
         elif isinstance(event, jobs.Imported):
@@ -321,13 +321,13 @@ class ChatPane(QWidget):
         if question.strip() and self.ask(question):
             self.input.clear()
 
-    def _ask_event(self, event) -> None:
+    def _ask_event(self, event: AskEvent | jobs.LlmMissing | jobs.PassageLines) -> None:
         turn = self._answer_turn
         if turn is None:
             return
-        if isinstance(event, jobs.Status):
+        if isinstance(event, Status):
             turn.set_status(event.text)
-            if event.text.startswith("Loading"):
+            if event.kind.loads_a_model:
                 self.services.message.emit(event.text)
         elif isinstance(event, jobs.LlmMissing):
             turn.set_status("")
@@ -347,10 +347,10 @@ class ChatPane(QWidget):
             elif not turn.streamed_text():
                 turn.set_text("No answer was written.")
             turn.set_status("")
-        elif isinstance(event, str):
+        elif isinstance(event, AnswerPiece):
             if not turn.streamed_text():
-                self.services.message.emit("")  # "Loading the language model…" is over
-            turn.append(event)
+                self.services.message.emit("")  # the model is loaded: its status bar note is over
+            turn.append(event.text)
 
     def _ask_failed(self, error: AppError) -> None:
         if self._answer_turn is not None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from gallery_app.core.errors import Cancelled, ModelError
-from gallery_app.core.models.memory import fit_context
+from gallery_app.core.models.memory import CONTEXT_TOKENS, fit_context
 from gallery_app.core.models.runtimes.lazy import Lazy
 from gallery_app.core.models.sources import ResolvedModel
 from gallery_app.core.models.specs import LlmShape, Role
@@ -142,7 +142,7 @@ class ChatLLM:
     before llama.cpp reads the weights.
     """
 
-    def __init__(self, resolved: ResolvedModel, *, n_ctx: int = 4096, threads: int | None = None, seed: int = 0):
+    def __init__(self, resolved: ResolvedModel, *, n_ctx: int = CONTEXT_TOKENS, threads: int | None = None, seed: int = 0):
         if resolved.spec.role is not Role.CHAT_LLM:
             raise ModelError(f"{resolved.spec.name} is not a chat model.")
         self.resolved = resolved

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import apsw
 
+from gallery_app.core import paths
 from gallery_app.core.store import vectors
 from gallery_app.core.store.fastsearch.loading import read_table
 from gallery_app.core.store.fastsearch.packed import PackedIndex
@@ -46,7 +47,7 @@ _registry_lock = threading.Lock()
 
 def memory_budget() -> int:
     try:
-        return int(float(os.environ.get("GALLERY_APP_VECTOR_CACHE_MB", DEFAULT_BUDGET_MB)) * 1024 * 1024)
+        return int(paths.vector_cache_mb(DEFAULT_BUDGET_MB) * 1024 * 1024)
     except ValueError:
         return DEFAULT_BUDGET_MB * 1024 * 1024
 

@@ -1,0 +1,49 @@
+"""How a question is asked: how many passages, how long an answer, which context, how follow-ups search.
+
+``AskOptions`` holds the one default of each: the window's Settings, the CLI's arguments, ``ChatSession``,
+``PromptBuilder`` and the benches all start from it. The measurements behind them are in docs/chat.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from gallery_app.core.models.memory import CONTEXT_TOKENS
+
+
+class FollowUps(str, Enum):
+    #: Search with the question alone.
+    NONE = "none"
+    #: Search with the previous question prepended (the usual baseline).
+    PREVIOUS = "previous"
+    #: Let the LLM rewrite the question into a standalone one from the recent turns.
+    REWRITE = "rewrite"
+    #: Search the question alone and with the previous question, and lift passages close in time
+    #: to the previous answer's passages.
+    NEIGHBOURHOOD = "neighbourhood"
+
+
+@dataclass(frozen=True)
+class AskOptions:
+    #: Passages given to the LLM (as focused excerpts): measured on the demo questions, see docs/chat.md.
+    passages: int = 6
+    #: The longest answer in tokens. The prompt asks for one short sentence; the answers in docs/chat.md
+    #: were measured with this cap, and a small model that loops on a sentence stops sooner.
+    answer_tokens: int = 96
+    #: The LLM's context window asked for (a model may get less when memory is short).
+    context_tokens: int = CONTEXT_TOKENS
+    #: Give the LLM each passage's focused excerpt instead of the whole passage.
+    excerpts: bool = True
+    follow_ups: FollowUps = FollowUps.NEIGHBOURHOOD
+    #: Fuse FTS5 keyword matches into the ranking.
+    use_keywords: bool = False
+    #: Lift passages that share a rare word with the question (see ChatRetriever._lift_rare_words).
+    rare_words: bool = False
+    #: Score a question against each language's messages on their own scale (ChatRetriever._z_by_language).
+    by_language: bool = False
+    #: Passages scoring below this are left out.
+    min_score: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "follow_ups", FollowUps(self.follow_ups))
