@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import pytest
 
+from gallery_app.core.chat.ask_options import AskOptions
 from gallery_app.core.chat.importer import import_chat
 from gallery_app.core.chat.session import NOTHING_FOUND, UNSUPPORTED, ChatSession, FollowUps
-# ChatSession.ask()'s events by the names session.py gives them today: they are being renamed into a
-# typed union, and this is the one line that names them. A piece is read as itself (str) or its .text.
-from gallery_app.core.chat.session import Answer as AnswerEvent, MatchesFound as MatchesEvent
+from gallery_app.core.chat.events import Answer as AnswerEvent, MatchesFound as MatchesEvent
 from gallery_app.core.store import open_store
 from tests.chat_helpers import ScriptedLLM
 from tests.small_chats import JONAS, LIGHTHOUSE
@@ -55,7 +54,7 @@ def library(tmp_path_factory):
 def test_the_matches_come_before_the_model_writes_then_its_pieces_then_the_answer(library):
     conn, trip, _flat = library
     llm = ScriptedLLM(["Daniel", " is bringing", " it [1]."])
-    session = ChatSession(conn, EMBEDDER, llm, k=3)
+    session = ChatSession(conn, EMBEDDER, llm, AskOptions(passages=3))
     events = session.ask("Who is bringing the inflatable kayak?")
 
     first = next(events)
@@ -77,7 +76,7 @@ def test_the_matches_come_before_the_model_writes_then_its_pieces_then_the_answe
 def test_an_unanswerable_question_is_declined_with_the_closest_message(library):
     conn, _trip, _flat = library
     llm = ScriptedLLM(["Her surname", " is Pengelly."])  # a name in no passage: made up
-    session = ChatSession(conn, EMBEDDER, llm, k=3)
+    session = ChatSession(conn, EMBEDDER, llm, AskOptions(passages=3))
     _matches, _pieces, answer = split(list(session.ask("What is Maya's surname?")))
     assert answer.declined and not answer.knows
     assert answer.text.startswith(UNSUPPORTED + "\nClosest message: ")
@@ -88,11 +87,11 @@ def test_an_unanswerable_question_is_declined_with_the_closest_message(library):
 @pytest.mark.parametrize("empty", [True, False])
 def test_when_nothing_is_found_the_model_is_not_asked(library, tmp_path, empty):
     if empty:
-        conn, kwargs = open_store(tmp_path / "empty.db"), {}  # no chats imported yet
+        conn, options = open_store(tmp_path / "empty.db"), AskOptions()  # no chats imported yet
     else:
-        conn, kwargs = library[0], {"min_score": 1.01}  # nothing similar enough
+        conn, options = library[0], AskOptions(min_score=1.01)  # nothing similar enough
     llm = ScriptedLLM(["Daniel."])
-    session = ChatSession(conn, EMBEDDER, llm, **kwargs)
+    session = ChatSession(conn, EMBEDDER, llm, options)
     matches, pieces, answer = split(list(session.ask("Who is bringing the inflatable kayak?")))
     assert matches.retrieval.matches == [] and matches.retrieval.describe() == "No passages found."
     assert pieces == [NOTHING_FOUND] and answer.text == NOTHING_FOUND
@@ -102,7 +101,7 @@ def test_when_nothing_is_found_the_model_is_not_asked(library, tmp_path, empty):
 
 def test_without_a_model_ask_gives_the_matches_and_an_empty_answer(library):
     conn, _trip, _flat = library
-    session = ChatSession(conn, EMBEDDER, None, k=2)
+    session = ChatSession(conn, EMBEDDER, None, AskOptions(passages=2))
     matches, pieces, answer = split(list(session.ask("Who is bringing the inflatable kayak?")))
     assert len(matches.retrieval.matches) == 2 and pieces == []
     assert answer.text == "" and not answer.knows and answer.prompt is None
@@ -141,7 +140,7 @@ def test_a_follow_up_is_searched_with_the_previous_question_and_near_its_answer(
     alone, _pieces, _answer = split(list(session.ask("And the ferry?")))
     assert alone.search_query == "And the ferry?"
     assert rank_of(alone.retrieval, COMMUTE) < rank_of(alone.retrieval, TRIP_FERRY)
-    plain = ChatSession(conn, EMBEDDER, ScriptedLLM(["Priya [1]."]), follow_ups=FollowUps.NONE)
+    plain = ChatSession(conn, EMBEDDER, ScriptedLLM(["Priya [1]."]), AskOptions(follow_ups=FollowUps.NONE))
     plain.answer("Who booked the cottage and paid the deposit?")
     unrelated, _pieces, _answer = split(list(plain.ask("And the ferry?")))
     assert unrelated.search_query == "And the ferry?"
