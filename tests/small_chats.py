@@ -70,3 +70,15 @@ JONAS = [
     "[18/04/24, 09:01:00] Jonas: The agent says the Mill Road flat is ours if we sign by Monday",
 ]
 JONAS_MESSAGES = 8
+
+
+def open_small_library(folder, embedder):
+    """A store in ``folder`` with both chats imported: (conn, the trip's chat id, Jonas's chat id)."""
+    from gallery_app.core.chat.importer import import_chat
+    from gallery_app.core.store import open_store
+    from tests.text_embedders import write_chat
+
+    conn = open_store(folder / "gallery.db")
+    trip = import_chat(conn, write_chat(folder / "lighthouse_trip", LIGHTHOUSE), embedder).chat_id
+    flat = import_chat(conn, write_chat(folder, JONAS, "WhatsApp Chat with Jonas.txt"), embedder).chat_id
+    return conn, trip, flat

@@ -16,7 +16,7 @@ from gallery_app.core.chat.question_dates import DaySpan
 from gallery_app.core.chat.retrieval import ChatRetriever
 from gallery_app.core.errors import Cancelled
 from gallery_app.core.store import open_store
-from tests.small_chats import JONAS, LIGHTHOUSE
+from tests.small_chats import JONAS, LIGHTHOUSE, open_small_library
 from tests.text_embedders import WordHashEmbedder, write_chat
 
 EMBEDDER = WordHashEmbedder()
@@ -25,10 +25,7 @@ EMBEDDER = WordHashEmbedder()
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
     """Both small chats imported once, for the read-only tests: (conn, trip's chat id, Jonas's chat id)."""
-    folder = tmp_path_factory.mktemp("library")
-    conn = open_store(folder / "gallery.db")
-    trip = import_chat(conn, write_chat(folder / "lighthouse_trip", LIGHTHOUSE), EMBEDDER).chat_id
-    flat = import_chat(conn, write_chat(folder, JONAS, "WhatsApp Chat with Jonas.txt"), EMBEDDER).chat_id
+    conn, trip, flat = open_small_library(tmp_path_factory.mktemp("library"), EMBEDDER)
     yield conn, trip, flat
     conn.close()
 

@@ -10,13 +10,12 @@ from __future__ import annotations
 import pytest
 
 from gallery_app.core.chat.ask_options import AskOptions
-from gallery_app.core.chat.importer import import_chat
 from gallery_app.core.chat.session import NOTHING_FOUND, UNSUPPORTED, ChatSession, FollowUps
 from gallery_app.core.chat.events import Answer as AnswerEvent, MatchesFound as MatchesEvent
 from gallery_app.core.store import open_store
 from tests.chat_helpers import ScriptedLLM
-from tests.small_chats import JONAS, LIGHTHOUSE
-from tests.text_embedders import WordHashEmbedder, write_chat
+from tests.small_chats import open_small_library
+from tests.text_embedders import WordHashEmbedder
 
 EMBEDDER = WordHashEmbedder()
 TRIP_FERRY, COMMUTE = "leaves Penzance at 9:15", "Missed the ferry to work"
@@ -43,10 +42,7 @@ def rank_of(retrieval, words: str) -> int | None:
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
     """Both small chats imported once: (conn, trip's chat id, Jonas's chat id)."""
-    folder = tmp_path_factory.mktemp("library")
-    conn = open_store(folder / "gallery.db")
-    trip = import_chat(conn, write_chat(folder / "lighthouse_trip", LIGHTHOUSE), EMBEDDER).chat_id
-    flat = import_chat(conn, write_chat(folder, JONAS, "WhatsApp Chat with Jonas.txt"), EMBEDDER).chat_id
+    conn, trip, flat = open_small_library(tmp_path_factory.mktemp("library"), EMBEDDER)
     yield conn, trip, flat
     conn.close()
 
