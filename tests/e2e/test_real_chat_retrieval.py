@@ -70,7 +70,7 @@ def _rank(retrieval, imported, gold_lines) -> int | None:
 @pytest.mark.parametrize("name", ["dutch_friends", "english_students"])
 def test_recall_at_3_on_real_chats_holds(chat_eval, real_chats, embedder, name):
     questions, imported = real_chats[name]
-    options = chat_eval.Options({}, 6, False)
+    options = chat_eval.Options(AskOptions(), verbose=False)
     result = chat_eval.evaluate(name, questions, imported, embedder, None, options)
     overall = result.recall["overall"][3]
     recall = sum(overall) / len(overall)
