@@ -21,8 +21,8 @@ from gallery_app.core.models.runtimes.vector_model import VectorModel
 from gallery_app.core.photos import library
 from gallery_app.core.file_names import from_db
 from gallery_app.core.photos.library import PhotoSource
-from gallery_app.core.photos.photo_vectors import existing_photo_vector_table, photo_vector_table
-from gallery_app.core.store import atomic, insert_vectors
+from gallery_app.core.photos.photo_vectors import existing_photo_vector_table, store_photo_vectors
+from gallery_app.core.store import atomic
 
 FORMAT_VERSION = 1
 _ROW_FIELDS = ("content_hash", "file_size", "width", "height", "format", "captured_at", "latitude", "longitude",
@@ -104,10 +104,9 @@ def import_bundle(conn: apsw.Connection, model: VectorModel, bundle: Path, base_
                              "source": PhotoSource.BUNDLED.value, "folder_id": None})
             new_vectors.append(vector)
     if new_rows:
-        table = photo_vector_table(conn, model)
         with atomic(conn):
             ids = [library.insert_photo(conn, row) for row in new_rows]
-            insert_vectors(conn, table, ids, np.stack(new_vectors), model_key=model.model_key,
-                           metadata={"source": [PhotoSource.BUNDLED.value] * len(ids)})
+            records = library.photos_by_ids(conn, ids)
+            store_photo_vectors(conn, model, [records[i] for i in ids], np.stack(new_vectors))
     result.imported = len(new_rows)
     return result

@@ -30,7 +30,7 @@ from gallery_app.core.photos.decode import PhotoSkipped
 from gallery_app.core.file_names import printable
 from gallery_app.core.photos.library import PhotoRecord, PhotoSource
 from gallery_app.core.photos.photo_vectors import (
-    delete_photo_vectors, photos_without_vectors, store_photo_vectors, stored_vectors, vector_rowids,
+    delete_photo_vectors, photos_without_vectors, refresh_timeline, store_photo_vectors, stored_vectors, vector_rowids,
 )
 from gallery_app.core.photos.preparing import PreparedPhoto, is_photo_file, prepare_photo
 from gallery_app.core.photos.thumbnails import remove_stale_temporaries
@@ -226,14 +226,18 @@ class PhotoIndexer:
         same_content = library.photos_with_hashes(self.conn, [p.content_hash for p in good if p.pixel_values is None])
         with atomic(self.conn):
             new_records: list[PhotoRecord] = []
+            stored_ids = []
             for prepared in good:
                 photo_id = self._store_one(prepared, source, folder_id, same_content, summary)
                 summary.photo_ids.append(photo_id)
+                stored_ids.append(photo_id)
                 if prepared.pixel_values is not None:
                     new_records.append(library.photo_by_id(self.conn, photo_id))
             if vectors is not None and new_records:
                 store_photo_vectors(self.conn, self.vision, new_records, vectors)
                 summary.embedded += len(new_records)
+            # A moved or changed file may have a new file time, the timeline's last resort.
+            refresh_timeline(self.conn, stored_ids)
 
     def _store_one(self, prepared: PreparedPhoto, source: PhotoSource, folder_id: int | None,
                    same_content: dict[str, list[PhotoRecord]], summary: IndexSummary) -> int:

@@ -11,6 +11,7 @@ from pathlib import Path
 import apsw
 
 from gallery_app.core.file_names import from_db, printable, to_db
+from gallery_app.core.photos.filters import ALL_PHOTOS, PhotoFilter
 
 
 class PhotoSource(str, Enum):
@@ -18,6 +19,7 @@ class PhotoSource(str, Enum):
     UPLOAD = "upload"  # a file searched by and added ("Upload photo…", dropped on the window)
     CAMERA = "camera"  # a webcam capture that was kept
     BUNDLED = "bundled"  # shipped with the app, vectors precomputed
+    CHAT = "chat"  # sent in a chat: copied out of the export under the data folder
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,8 @@ class PhotoRecord:
     latitude: float | None
     longitude: float | None
     camera: str | None
+    #: The timeline's time (ISO local): the capture time, else when a chat first sent it, else the file's time.
+    taken_at: str
 
     @property
     def name(self) -> str:
@@ -49,6 +53,10 @@ class PhotoRecord:
     @property
     def capture_time(self) -> datetime | None:
         return datetime.fromisoformat(self.captured_at) if self.captured_at else None
+
+    @property
+    def taken_time(self) -> datetime:
+        return datetime.fromisoformat(self.taken_at)
 
     def describe(self) -> str:
         """One line for lists: ``#12  2023-06-01 14:03  4032×3024  Apple iPhone 12  /path/to/photo.jpg``."""
@@ -95,27 +103,57 @@ def photos_with_hashes(conn: apsw.Connection, hashes: Iterable[str]) -> dict[str
     return found
 
 
-def list_photos(conn: apsw.Connection, *, limit: int | None = None, offset: int = 0) -> list[PhotoRecord]:
-    """Newest capture first; photos without a capture time after, by when they were added."""
-    order = " ORDER BY captured_at IS NULL, captured_at DESC, id DESC"
+def list_photos(conn: apsw.Connection, *, limit: int | None = None, offset: int = 0,
+                where: PhotoFilter = ALL_PHOTOS) -> list[PhotoRecord]:
+    """Newest first on the timeline (``taken_at``), limited to what ``where`` keeps."""
+    clause, params = where.sql()
+    order = " ORDER BY taken_at DESC, id DESC"
     page = f" LIMIT {int(limit)} OFFSET {int(offset)}" if limit is not None else ""
-    return _records(conn.execute(_SELECT + order + page))
+    return _records(conn.execute(_SELECT + clause + order + page, params))
 
 
-def count_photos(conn: apsw.Connection) -> int:
-    return conn.execute("SELECT count(*) FROM photos").fetchone()[0]
+def count_photos(conn: apsw.Connection, where: PhotoFilter = ALL_PHOTOS) -> int:
+    clause, params = where.sql()
+    return conn.execute("SELECT count(*) FROM photos" + clause, params).fetchone()[0]
+
+
+def photo_ids(conn: apsw.Connection, where: PhotoFilter) -> list[int]:
+    clause, params = where.sql()
+    return [row[0] for row in conn.execute("SELECT id FROM photos" + clause, params)]
 
 
 def photos_in_folder(conn: apsw.Connection, folder_id: int) -> dict[str, PhotoRecord]:
     return {r.path: r for r in _records(conn.execute(f"{_SELECT} WHERE folder_id = ?", (folder_id,)))}
 
 
+#: The one rule of a photo's timeline time: its capture time, else the first chat message that sent
+#: it, else its file's modification time (all naive local time, as the camera and the chat write it).
+_TAKEN_AT = ("coalesce(captured_at, (SELECT min(m.ts) FROM chat_photos c JOIN messages m ON m.id = c.message_id "
+             "WHERE c.photo_id = photos.id), strftime('%Y-%m-%dT%H:%M:%S', mtime_ns / 1000000000, 'unixepoch', "
+             "'localtime'))")
+
+
+def refresh_taken_at(conn: apsw.Connection, ids: Sequence[int]) -> list[int]:
+    """Recompute the photos' ``taken_at``; returns the ids whose value changed.
+
+    Their vectors' ``taken_day`` must follow: ``photo_vectors.refresh_timeline`` does both."""
+    changed = []
+    for photo_id in ids:
+        row = conn.execute(f"UPDATE photos SET taken_at = {_TAKEN_AT} WHERE id = ? AND taken_at IS NOT {_TAKEN_AT} "
+                           "RETURNING id", (int(photo_id),)).fetchone()
+        if row:
+            changed.append(row[0])
+    return changed
+
+
 def insert_photo(conn: apsw.Connection, values: dict) -> int:
-    """Insert a photo row (``values`` keyed by column, without ``id``); returns its id."""
-    columns = [c for c in COLUMNS if c != "id"]
-    conn.execute(f"INSERT INTO photos({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+    """Insert a photo row (``values`` keyed by column, without ``id`` and ``taken_at``); returns its id."""
+    columns = [c for c in COLUMNS if c not in ("id", "taken_at")]
+    conn.execute(f"INSERT INTO photos({', '.join(columns)}, taken_at) VALUES ({', '.join('?' * len(columns))}, '')",
                  [_db_value(c, values.get(c)) for c in columns])
-    return conn.last_insert_rowid()
+    photo_id = conn.last_insert_rowid()
+    refresh_taken_at(conn, [photo_id])
+    return photo_id
 
 
 def _db_value(column: str, value):
@@ -123,7 +161,7 @@ def _db_value(column: str, value):
 
 
 def update_photo(conn: apsw.Connection, photo_id: int, values: dict) -> None:
-    columns = [c for c in COLUMNS if c != "id" and c in values]
+    columns = [c for c in COLUMNS if c not in ("id", "taken_at") and c in values]
     conn.execute(f"UPDATE photos SET {', '.join(c + ' = ?' for c in columns)} WHERE id = ?",
                  [_db_value(c, values[c]) for c in columns] + [int(photo_id)])
 
@@ -135,6 +173,13 @@ def move_photo(conn: apsw.Connection, photo_id: int, *, path: str, folder_id: in
 
 def delete_photos(conn: apsw.Connection, ids: Sequence[int]) -> None:
     conn.executemany("DELETE FROM photos WHERE id = ?", [(int(i),) for i in ids])
+
+
+def folders_with_photos(conn: apsw.Connection) -> list[tuple[int, str, int]]:
+    """(folder id, path, photos in it) of every added folder, by path."""
+    rows = conn.execute("SELECT f.id, f.path, count(p.id) FROM photo_folders f LEFT JOIN photos p ON p.folder_id = f.id "
+                        "GROUP BY f.id ORDER BY f.path")
+    return [(folder_id, from_db(path), count) for folder_id, path, count in rows]
 
 
 def ensure_folder(conn: apsw.Connection, folder: Path) -> int:

@@ -8,12 +8,14 @@ New migrations are appended to ``MIGRATIONS``; existing ones are never edited or
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import apsw
 
 from gallery_app.core.errors import StoreError
 from gallery_app.core.store.transactions import atomic
+from gallery_app.core.store.vectors import VERSION_KEY_PREFIX
 
 Migration = Callable[[apsw.Connection], None]
 
@@ -149,12 +151,84 @@ def m005_photos(conn: apsw.Connection) -> None:
     )
 
 
+#: The photo vector tables' metadata columns from 006 on (a snapshot: migrations never change).
+_PHOTO_VECTOR_METADATA_006 = {"source": "text", "taken_day": "integer"}
+
+
+def m006_chat_photos(conn: apsw.Connection) -> None:
+    # Photos sent in chats: their copies are photos of source 'chat'; chat_photos links a message to the
+    # photo it attached (a photo already in the gallery is linked, not copied). taken_at is the
+    # timeline's time: the capture time, else the earliest chat message that sent it, else the file time.
+    # SQLite cannot change a CHECK in place, so photos is rebuilt (nothing references it yet).
+    conn.execute(
+        """
+        CREATE TABLE photos_006 (
+            id            INTEGER PRIMARY KEY,
+            path          TEXT NOT NULL UNIQUE,
+            folder_id     INTEGER REFERENCES photo_folders(id) ON DELETE CASCADE,
+            source        TEXT NOT NULL CHECK (source IN ('folder', 'upload', 'camera', 'bundled', 'chat')),
+            content_hash  TEXT NOT NULL,
+            file_size     INTEGER NOT NULL,
+            mtime_ns      INTEGER NOT NULL,
+            width         INTEGER NOT NULL,
+            height        INTEGER NOT NULL,
+            format        TEXT,
+            captured_at   TEXT,
+            latitude      REAL,
+            longitude     REAL,
+            camera        TEXT,
+            added_at      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+            taken_at      TEXT NOT NULL
+        );
+        INSERT INTO photos_006(id, path, folder_id, source, content_hash, file_size, mtime_ns, width, height, format,
+                               captured_at, latitude, longitude, camera, added_at, taken_at)
+            SELECT id, path, folder_id, source, content_hash, file_size, mtime_ns, width, height, format,
+                   captured_at, latitude, longitude, camera, added_at,
+                   coalesce(captured_at, strftime('%Y-%m-%dT%H:%M:%S', mtime_ns / 1000000000, 'unixepoch', 'localtime'))
+            FROM photos;
+        DROP TABLE photos;
+        ALTER TABLE photos_006 RENAME TO photos;
+        CREATE INDEX photos_by_hash ON photos(content_hash);
+        CREATE INDEX photos_by_folder ON photos(folder_id);
+        CREATE INDEX photos_by_capture ON photos(captured_at);
+        CREATE INDEX photos_by_taken ON photos(taken_at, id);
+        CREATE TABLE chat_photos (
+            message_id  INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
+            chat_id     INTEGER NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+            photo_id    INTEGER NOT NULL REFERENCES photos(id) ON DELETE CASCADE,
+            member      TEXT NOT NULL,
+            caption     TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX chat_photos_by_chat ON chat_photos(chat_id, photo_id);
+        CREATE INDEX chat_photos_by_photo ON chat_photos(photo_id);
+        """
+    )
+    # Each photo vector table gains the day of taken_at (YYYYMMDD) for date-range filters: vec0 tables
+    # cannot add a column, so each is rebuilt under the same name with its vectors.
+    tables = conn.execute("SELECT table_name, model_key, dims, metric FROM vector_tables WHERE kind = 'photos'").fetchall()
+    for name, model_key, dims, metric in tables:
+        rows = conn.execute(
+            f"SELECT v.rowid, v.embedding, v.source, CAST(replace(substr(p.taken_at, 1, 10), '-', '') AS INTEGER) "
+            f"FROM {name} v JOIN photos p ON p.id = v.rowid").fetchall()
+        conn.execute(f"DROP TABLE {name}")
+        columns = ", ".join(f"{c} {t}" for c, t in _PHOTO_VECTOR_METADATA_006.items())
+        conn.execute(f"CREATE VIRTUAL TABLE {name} USING vec0(embedding float[{dims}] distance_metric={metric}, {columns})")
+        conn.executemany(f"INSERT INTO {name}(rowid, embedding, source, taken_day) VALUES (?, ?, ?, ?)", rows)
+        conn.execute("UPDATE vector_tables SET metadata = ? WHERE table_name = ?",
+                     (json.dumps(_PHOTO_VECTOR_METADATA_006, sort_keys=True), name))
+        # Searches in other processes hold a packed copy: a new change count makes them reload it.
+        conn.execute("INSERT INTO app_state(key, value) VALUES (?, '1') "
+                     "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+                     (VERSION_KEY_PREFIX + name,))
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_vector_registry", m001_vector_registry),
     ("002_app_state", m002_settings),
     ("003_chats", m003_chats),
     ("004_chunk_windows", m004_chunk_windows),
     ("005_photos", m005_photos),
+    ("006_chat_photos", m006_chat_photos),
 ]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +25,7 @@ from gallery_app.core.store.transactions import atomic
 MAX_K = 4096
 METRICS = ("cosine", "l2")
 METADATA_TYPES = ("integer", "float", "text", "boolean")
-FILTER_OPERATORS = ("=", "!=", "<", "<=", ">", ">=")
+FILTER_OPERATORS = ("=", "!=", "<", "<=", ">", ">=", "in")
 _IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 
 
@@ -231,25 +231,39 @@ def similarity_from_distance(distance: float, metric: str) -> float:
 
 
 def parse_filters(table: VectorTable, where: Mapping[str, Any] | None) -> list[tuple[str, str, Any]]:
-    """``{"chat_id": 3, "day": (">=", "2024-01-01")}`` → ``[(column, operator, value)]``, checked."""
+    """``{"chat_id": 3, "day": [(">=", 20240501), ("<=", 20240531)], "rowid": ("in", ids)}`` → checked
+    ``[(column, operator, value)]``. A column takes one condition or a list of them (all must hold);
+    ``rowid`` (the row's key) can be filtered like a metadata column, "in" takes a collection."""
     filters = []
     for column, condition in (where or {}).items():
-        if column not in table.metadata:
+        if column != "rowid" and column not in table.metadata:
             raise StoreError(
                 f"Cannot filter {table.name} on {column!r}; it can filter on: "
-                f"{', '.join(table.metadata) or 'nothing'}."
+                f"{', '.join(['rowid', *table.metadata])}."
             )
-        operator, value = condition if isinstance(condition, tuple) else ("=", condition)
-        if operator not in FILTER_OPERATORS:
-            raise StoreError(f"Unsupported filter operator {operator!r}.")
-        filters.append((column, operator, value))
+        for one in condition if isinstance(condition, list) else [condition]:
+            operator, value = one if isinstance(one, tuple) else ("=", one)
+            if operator not in FILTER_OPERATORS:
+                raise StoreError(f"Unsupported filter operator {operator!r}.")
+            if operator == "in":
+                if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+                    raise StoreError(f"The filter \"{column} in\" needs a collection of values, not {value!r}.")
+                value = tuple(value)
+            filters.append((column, operator, value))
     return filters
 
 
 def _filter_clause(table: VectorTable, where: Mapping[str, Any] | None) -> tuple[str, list[Any]]:
     """The checked filters as SQL on declared metadata columns only."""
-    filters = parse_filters(table, where)
-    return "".join(f" AND {column} {operator} ?" for column, operator, _ in filters), [v for *_, v in filters]
+    clauses, params = [], []
+    for column, operator, value in parse_filters(table, where):
+        if operator == "in":
+            clauses.append(f" AND {column} IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(list(value)))
+        else:
+            clauses.append(f" AND {column} {operator} ?")
+            params.append(value)
+    return "".join(clauses), params
 
 
 def validate_k(k: Any) -> int:

@@ -78,7 +78,11 @@ class PackedIndex:
             return None
         mask = np.ones(len(self), dtype=bool)
         for column, operator, value in filters:
-            column_values = self.metadata[column]
+            column_values = self.rowids if column == "rowid" else self.metadata[column]
+            if operator == "in":
+                wanted = [str(v) for v in value] if column_values.dtype.kind == "U" else list(value)
+                mask &= np.isin(column_values, np.asarray(wanted, dtype=object if not wanted else None))
+                continue
             if column_values.dtype.kind == "U" and not isinstance(value, str):
                 value = str(value)
             elif column_values.dtype.kind in "if" and isinstance(value, bool):
