@@ -1,13 +1,15 @@
 """Reading a WhatsApp export from disk: a ``_chat.txt`` (or "WhatsApp Chat with X.txt") or the .zip.
 
 Nothing is extracted to disk while reading: the chat text inside a .zip is read into memory,
-and its other members are only listed (`ChatExport.attachments`). `safe_extract_member` writes
-one of them into a folder when it is needed later (to show a photo).
+and its other members are only listed (`ChatExport.attachments`). `ExportMedia` reads the
+attachments a message names (the chat's photos go into the gallery); `safe_extract_member`
+writes one member into a folder.
 
-A .zip is untrusted input. Before anything is read, it is refused if any member name could
-point outside a folder (absolute paths, drive letters, ".."), if it is encrypted, or if it
-claims to unpack to more than the cap (or one big member is compressed more than 200:1, a
-zip bomb). While reading, the bytes are counted again, in case the sizes in the .zip lie.
+A .zip is untrusted input. Each member is judged on its own: one whose name could point outside
+a folder (absolute paths, drive letters, ".."), that is encrypted, or that is big and compressed
+more than 200:1 (a zip bomb) is never read, and a chat text like that refuses the whole export;
+an attachment like that is refused alone, with its reason. While reading, the bytes are counted
+again, in case the sizes in the .zip lie.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from gallery_app.core.errors import AppError
 from gallery_app.core.file_names import printable
 from gallery_app.core.units import describe_size
 
-__all__ = ["CHAT_FILE_SUFFIXES", "ChatExport", "ChatFileError", "read_export", "decode_chat_bytes",
-           "is_chat_export", "safe_extract_member"]
+__all__ = ["CHAT_FILE_SUFFIXES", "ChatExport", "ChatFileError", "ExportMedia", "read_export", "decode_chat_bytes",
+           "is_chat_export", "member_problem", "safe_extract_member"]
 
 #: What WhatsApp's "Export chat" writes: the chat text, or a .zip with it and the media.
 CHAT_FILE_SUFFIXES = (".txt", ".zip")
@@ -224,22 +226,29 @@ def _is_noise(name: str) -> bool:
 
 
 def _check_zip(zf: zipfile.ZipFile, name: str, max_uncompressed_bytes: int) -> list[zipfile.ZipInfo]:
+    """The members that can be read at all. Unsafe and bomb-like members are left out here (and refused one
+    by one when read, see ``ExportMedia``), so one bad attachment never costs the chat or its other photos."""
     infos = zf.infolist()
-    unsafe = [i.filename for i in infos if _unsafe_name(i.filename)]
-    if unsafe:
-        raise ChatFileError(f"“{name}” contains files with unsafe names (such as “{unsafe[0]}”), "
-                            "so it was not opened.",
-                            hint="Only open .zip files that WhatsApp made.")
-    total = sum(i.file_size for i in infos)
+    safe = [i for i in infos if member_problem(i) is None]
+    total = sum(i.file_size for i in safe)
     if total > max_uncompressed_bytes:
         raise ChatFileError(f"“{name}” would unpack to {describe_size(total)}, more than the "
                             f"{describe_size(max_uncompressed_bytes)} that can be opened safely.")
-    for i in infos:
-        if i.file_size >= BIG_MEMBER_BYTES and i.file_size > MAX_COMPRESSION_RATIO * max(i.compress_size, 1):
-            raise ChatFileError(f"“{name}” looks like a zip bomb (“{i.filename}” is compressed "
-                                f"{i.file_size // max(i.compress_size, 1):,} to 1), so it was not opened.",
-                                hint="Only open .zip files that WhatsApp made.")
-    return infos
+    return safe
+
+
+def member_problem(info: zipfile.ZipInfo, max_bytes: int | None = None) -> str | None:
+    """Why this member of a .zip must not be read (a sentence), or None."""
+    if _unsafe_name(info.filename):
+        return "its name points outside the export (an unsafe path)"
+    if info.flag_bits & 0x1:
+        return "it is password-protected"
+    if info.file_size >= BIG_MEMBER_BYTES and info.file_size > MAX_COMPRESSION_RATIO * max(info.compress_size, 1):
+        return (f"it looks like a zip bomb (compressed {info.file_size // max(info.compress_size, 1):,} to 1, "
+                f"unpacking to {describe_size(info.file_size)})")
+    if max_bytes is not None and info.file_size > max_bytes:
+        return f"it is {describe_size(info.file_size)}, more than the {describe_size(max_bytes)} a photo can be"
+    return None
 
 
 def _pick_chat(infos: list[zipfile.ZipInfo]) -> zipfile.ZipInfo | None:
@@ -260,6 +269,18 @@ def _pick_chat(infos: list[zipfile.ZipInfo]) -> zipfile.ZipInfo | None:
     return max(texts, key=lambda i: i.file_size)
 
 
+def _refuse_unreadable_chat(zf: zipfile.ZipFile, name: str) -> None:
+    """When the only chat text is a member that must not be read, say why instead of "no chat"."""
+    for info in zf.infolist():
+        problem = member_problem(info)
+        if problem and info.filename.lower().endswith(".txt") and not _is_noise(info.filename):
+            if "password" in problem:
+                raise ChatFileError(f"“{name}” is password-protected, so the chat inside cannot be read.",
+                                    hint="Export the chat from WhatsApp again, without a password.")
+            raise ChatFileError(f"The chat in “{name}” cannot be opened safely: {problem}.",
+                                hint="Only open .zip files that WhatsApp made.")
+
+
 def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, zip_name: str) -> bytearray:
     """The member's bytes, refusing to go past `limit` whatever its header claims (one buffer, no copies)."""
     data = bytearray()
@@ -278,6 +299,7 @@ def _read_zip(path: Path, max_uncompressed_bytes: int, max_text_bytes: int) -> C
             infos = _check_zip(zf, name, max_uncompressed_bytes)
             chat = _pick_chat(infos)
             if chat is None:
+                _refuse_unreadable_chat(zf, name)
                 raise ChatFileError("This .zip has no WhatsApp chat inside (no .txt file).", hint=_WRONG_TYPE_HINT)
             if chat.flag_bits & 0x1:
                 raise ChatFileError(f"“{name}” is password-protected, so the chat inside cannot be read.",
@@ -300,6 +322,90 @@ def _read_zip(path: Path, max_uncompressed_bytes: int, max_text_bytes: int) -> C
     text = decode_chat_bytes(raw)
     del raw
     return ChatExport(title=_title_from_name(path.stem), text=text, attachments=attachments, source=path)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the media of an export
+# ---------------------------------------------------------------------------------------------
+
+#: The largest attachment read into memory: WhatsApp sends photos of a few MB (documents up to 2 GB,
+#: but those are never read).
+MAX_ATTACHMENT_BYTES = 100_000_000
+
+
+class ExportMedia:
+    """The media files of an export, found by the name a message gives: members of its .zip (in any folder
+    of it), or the files beside an unpacked export's _chat.txt. Use as a context manager.
+
+    ``read`` checks each member on its own (unsafe path, password, zip bomb, size, and the bytes counted
+    while reading in case the .zip lies), raising ``ChatFileError`` with the reason for that one file.
+    """
+
+    def __init__(self, export: ChatExport, *, max_bytes: int = MAX_ATTACHMENT_BYTES):
+        self.export = export
+        self.max_bytes = max_bytes
+        self._zip: zipfile.ZipFile | None = None
+        self._by_name: dict[str, zipfile.ZipInfo] = {}
+
+    def __enter__(self) -> ExportMedia:
+        source = Path(self.export.source)
+        try:
+            if zipfile.is_zipfile(source):
+                self._zip = zipfile.ZipFile(source)
+                for info in self._zip.infolist():
+                    if not info.is_dir() and not _is_noise(info.filename):
+                        base = PurePosixPath(info.filename.replace("\\", "/")).name
+                        # The shallowest member of a name wins (WhatsApp puts media beside the chat).
+                        known = self._by_name.get(base)
+                        if known is None or info.filename.count("/") < known.filename.count("/"):
+                            self._by_name[base] = info
+        except (zipfile.BadZipFile, OSError, ValueError) as exc:
+            raise _not_a_complete_zip(printable(source.name), "its photos were not read") from exc
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self._zip is not None:
+            self._zip.close()
+
+    def find(self, name: str) -> str | None:
+        """Where the attachment ``name`` (as a message writes it) is in the export, or None when it is not."""
+        if self._zip is not None:
+            info = self._by_name.get(name)
+            return info.filename if info is not None else None
+        if _unsafe_name(name) or "/" in name.replace("\\", "/"):
+            return None
+        beside = Path(self.export.source).parent / name
+        return name if beside.is_file() else None
+
+    def read(self, member: str) -> bytes:
+        if self._zip is not None:
+            return self._read_zip_member(member)
+        path = Path(self.export.source).parent / member
+        try:
+            size = path.stat().st_size
+            if size > self.max_bytes:
+                raise ChatFileError(f"“{printable(member)}” was not read: it is {describe_size(size)}, more than the "
+                                    f"{describe_size(self.max_bytes)} a photo can be.")
+            return path.read_bytes()
+        except OSError as exc:
+            raise ChatFileError(f"“{printable(member)}” could not be read ({exc.strerror or exc}).") from exc
+
+    def _read_zip_member(self, member: str) -> bytes:
+        info = self._zip.getinfo(member)
+        problem = member_problem(info, self.max_bytes)
+        if problem:
+            raise ChatFileError(f"“{printable(member)}” was not read: {problem}.")
+        data = bytearray()
+        try:
+            with self._zip.open(info) as stream:
+                while chunk := stream.read(_CHUNK):
+                    data += chunk
+                    if len(data) > self.max_bytes or len(data) > MAX_COMPRESSION_RATIO * max(info.compress_size, 1) + BIG_MEMBER_BYTES:
+                        raise ChatFileError(f"“{printable(member)}” was not read: it unpacks to more than its "
+                                            "header says (a zip bomb).")
+        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, ValueError, RuntimeError) as exc:
+            raise ChatFileError(f"“{printable(member)}” was not read: it is damaged in the .zip ({exc}).") from exc
+        return bytes(data)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -36,11 +36,13 @@ from gallery_app.core.chat.repository import (
 from gallery_app.core.chat.whatsapp import parse_chat_text
 from gallery_app.core.errors import Cancelled
 from gallery_app.core.eta import describe_duration
+from gallery_app.core.models.runtimes.clip import ClipVisionEncoder
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
+from gallery_app.core.photos.chat_photos import ChatPhotoSummary, import_chat_photos, photo_captions
 from gallery_app.core.store import atomic
 from gallery_app.core.store.connection import data_version
 
-#: (stage, done, total); stages: "parsed", "embedded", "stored".
+#: (stage, done, total); stages: "parsed", "photos" (the chat's photos into the gallery), "embedded", "stored".
 ImportProgress = Callable[[str, int, int], None]
 EMBED_BATCH = 32
 
@@ -78,6 +80,8 @@ class ImportSummary:
     windows_added: int = 0
     #: How long embedding was expected to take (measured on its first batches), if there was much to embed.
     estimate: ImportEstimate | None = None
+    #: The photos its messages sent, added to the gallery (None: none to add).
+    photos: ChatPhotoSummary | None = None
 
     def describe(self) -> str:
         span = f"{self.first:%d %b %Y} to {self.last:%d %b %Y}" if self.first and self.last else ""
@@ -97,7 +101,9 @@ class ImportSummary:
             details.append(f"{self.media_placeholders} media not included in the export")
         if self.skipped_lines:
             details.append(f"{self.skipped_lines} lines before the first message could not be read")
-        return head + (" " + "; ".join(details) + "." if details else "")
+        text = head + (" " + "; ".join(details) + "." if details else "")
+        photos = self.photos.describe() if self.photos else ""
+        return text + (" " + photos if photos else "")
 
 
 def message_keys(messages: list[Message]) -> list[str]:
@@ -160,8 +166,12 @@ def _plan(conn: apsw.Connection, keys: list[str], messages: list[Message], embed
 def import_chat(conn: apsw.Connection, source: Path | ChatExport, embedder: TextEmbedder, *,
                 progress: ImportProgress | None = None, cancel: Callable[[], bool] | None = None,
                 config: ChunkingConfig = ChunkingConfig(), title: str | None = None,
-                on_estimate: Callable[[ImportEstimate], None] | None = None) -> ImportSummary:
-    """Import (or continue importing) one export; ``on_estimate`` hears how long embedding will take."""
+                on_estimate: Callable[[ImportEstimate], None] | None = None,
+                vision: ClipVisionEncoder | None = None) -> ImportSummary:
+    """Import (or continue importing) one export; ``on_estimate`` hears how long embedding will take.
+
+    The photos its messages sent go into the gallery (``chat_photos``), embedded by ``vision`` when given,
+    recorded without vectors otherwise; that happens before the passages are embedded, which takes longer."""
     export = source if isinstance(source, ChatExport) else read_export(Path(source))
     parsed: ParsedChat = parse_chat_text(export.text)
     messages = parsed.messages
@@ -200,6 +210,12 @@ def import_chat(conn: apsw.Connection, source: Path | ChatExport, embedder: Text
         if on_estimate:
             on_estimate(estimate)
 
+    photos = import_chat_photos(conn, export, chat_id, photo_captions(messages, keys), vision,
+                                progress=(lambda done, total: progress("photos", done, total)) if progress else None,
+                                cancel=cancel)
+    if photos.cancelled:
+        raise Cancelled("The import was cancelled: the messages are saved, and the photos added so far are kept.",
+                        hint="Import the same file again to finish.")
     # Also the windows an earlier, interrupted import of this chat left without vectors.
     embedded = _embed_missing(conn, embedder, chat_id, progress, cancel, estimated)
     if progress:
@@ -211,7 +227,7 @@ def import_chat(conn: apsw.Connection, source: Path | ChatExport, embedder: Text
         first=min(stamps) if stamps else None, last=max(stamps) if stamps else None,
         skipped_lines=len(parsed.skipped_lines), attachments=len(parsed.attachments),
         media_placeholders=sum(m.kind is MessageKind.MEDIA for m in messages), passages_added=len(plan.chunks),
-        windows_added=embedded, estimate=estimates[0] if estimates else None,
+        windows_added=embedded, estimate=estimates[0] if estimates else None, photos=photos if photos.found else None,
     )
 
 

@@ -8,7 +8,7 @@ photo vectors; results carry the cosine similarity. "Similar to this photo" uses
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import apsw
@@ -20,7 +20,8 @@ from gallery_app.core.models.runtimes.clip import ClipTextEncoder, ClipVisionEnc
 from gallery_app.core.photos.additions import add_capture, add_upload
 from gallery_app.core.photos.decode import decode_image
 from gallery_app.core.file_names import printable
-from gallery_app.core.photos.library import PhotoRecord, photo_by_id, photo_by_path, photos_by_ids
+from gallery_app.core.photos.filters import ALL_PHOTOS, PhotoFilter
+from gallery_app.core.photos.library import PhotoRecord, photo_by_id, photo_by_path, photo_ids, photos_by_ids
 from gallery_app.core.photos.photo_vectors import existing_photo_vector_table, stored_vectors
 from gallery_app.core.photos.pixels import PixelBuffer, to_rgb_array
 from gallery_app.core.photos.preparing import DECODE_SIDE, model_input, read_photo_file
@@ -71,45 +72,48 @@ class PhotoSearch:
 
     # --- queries --------------------------------------------------------------------------------
 
-    def by_text(self, query: str, k: int = DEFAULT_RESULTS) -> PhotoResults:
+    def by_text(self, query: str, k: int = DEFAULT_RESULTS, *, where: PhotoFilter = ALL_PHOTOS) -> PhotoResults:
         query = query.strip()
         if not query:
             raise AppError("Type a few words describing the photo you are looking for.")
         started = time.perf_counter()
         vector = self._text_model().embed_text(query)
-        return self._results(f"“{query}”", vector, k, started)
+        return self._results(f"“{query}”", vector, k, started, where=where)
 
-    def similar_to(self, photo: int | str | Path, k: int = DEFAULT_RESULTS) -> PhotoResults:
+    def similar_to(self, photo: int | str | Path, k: int = DEFAULT_RESULTS, *,
+                   where: PhotoFilter = ALL_PHOTOS) -> PhotoResults:
         started = time.perf_counter()
         record = self.find_photo(photo)
         vector = stored_vectors(self.conn, self._vision_model(), [record.id]).get(record.id)
         if vector is None:
             raise AppError(f"{record.name} has not been indexed by the photo model yet.",
                            hint="Run the photo indexing again once the CLIP model is available.")
-        return self._results(f"similar to {record.name}", vector, k, started, exclude=record.id)
+        return self._results(f"similar to {record.name}", vector, k, started, exclude=record.id, where=where)
 
-    def by_image_file(self, path: Path | str, k: int = DEFAULT_RESULTS, *, add: bool = False) -> PhotoResults:
+    def by_image_file(self, path: Path | str, k: int = DEFAULT_RESULTS, *, add: bool = False,
+                      where: PhotoFilter = ALL_PHOTOS) -> PhotoResults:
         started = time.perf_counter()
         path = Path(path).expanduser()
         if add:
             record, new = add_upload(self.conn, self._vision_model(), path)
-            results = self._stored_vector_results(record, k, started)
+            results = self._stored_vector_results(record, k, started, where)
             results.added, results.already_there = record, not new
             return results
         data, _ = read_photo_file(path)
         vector = self._embed_image(decode_image(path, max_side=DECODE_SIDE, data=data).rgb)
-        return self._results(f"like {printable(path.name)}", vector, k, started)
+        return self._results(f"like {printable(path.name)}", vector, k, started, where=where)
 
-    def by_pixels(self, frame: PixelBuffer, k: int = DEFAULT_RESULTS, *, add: bool = False) -> PhotoResults:
+    def by_pixels(self, frame: PixelBuffer, k: int = DEFAULT_RESULTS, *, add: bool = False,
+                  where: PhotoFilter = ALL_PHOTOS) -> PhotoResults:
         """Search by a camera frame (or any pixel buffer that states its channel order)."""
         started = time.perf_counter()
         image = Image.fromarray(to_rgb_array(frame), "RGB")
         if add:
             record, new = add_capture(self.conn, self._vision_model(), image)
-            results = self._stored_vector_results(record, k, started)
+            results = self._stored_vector_results(record, k, started, where)
             results.added, results.already_there = record, not new
             return results
-        return self._results("camera frame", self._embed_image(image), k, started)
+        return self._results("camera frame", self._embed_image(image), k, started, where=where)
 
     def duplicates(self, threshold: float = DUPLICATE_THRESHOLD) -> list[DuplicateGroup]:
         """Groups of near-identical photos (pairs above ``threshold``, joined transitively), biggest first."""
@@ -150,21 +154,25 @@ class PhotoSearch:
         return existing_photo_vector_table(self.conn, self._vision_or_text())
 
     def _results(self, query: str, vector: np.ndarray, k: int, started: float, *,
-                 exclude: int | None = None) -> PhotoResults:
+                 exclude: int | None = None, where: PhotoFilter = ALL_PHOTOS) -> PhotoResults:
         table = self._table()
         if table is None:
             return PhotoResults(query, [], time.perf_counter() - started)
         model_key = self._vision_or_text().model_key
         wanted = min(MAX_K, k + (exclude is not None))
-        neighbours = [n for n in vector_search(self.conn, table, vector, model_key=model_key, k=wanted)
+        # The folder's or chat's photos as a set of ids, the days as a filter on the vectors' taken_day.
+        collection = photo_ids(self.conn, replace(where, since=None, until=None)) if where.limits_collection else None
+        filters = where.vector_where(collection)
+        neighbours = [n for n in vector_search(self.conn, table, vector, model_key=model_key, k=wanted, where=filters)
                       if n.rowid != exclude][:k]
         records = photos_by_ids(self.conn, [n.rowid for n in neighbours])
         hits = [PhotoHit(records[n.rowid], n.similarity) for n in neighbours if n.rowid in records]
         return PhotoResults(query, hits, time.perf_counter() - started)
 
-    def _stored_vector_results(self, record: PhotoRecord, k: int, started: float) -> PhotoResults:
+    def _stored_vector_results(self, record: PhotoRecord, k: int, started: float,
+                               where: PhotoFilter = ALL_PHOTOS) -> PhotoResults:
         vector = stored_vectors(self.conn, self._vision_model(), [record.id])[record.id]
-        return self._results(f"like {record.name}", vector, k, started)
+        return self._results(f"like {record.name}", vector, k, started, where=where)
 
     def _embed_image(self, upright_rgb: Image.Image) -> np.ndarray:
         return self._vision_model().embed_pixels(model_input(upright_rgb)[None])[0]
