@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from gallery_app.core.chat.export_file import (
     ChatExport,
     ChatFileError,
+    ExportMedia,
     decode_chat_bytes,
     read_export,
     safe_extract_member,
@@ -125,26 +126,80 @@ def test_zip_with_a_utf16_chat(tmp_path: Path):
 
 @pytest.mark.parametrize("name", ["../evil.txt", "/etc/x", "C:/Windows/x.txt", "c:evil.txt", "media/../../x.jpg",
                                   "a\\..\\..\\x.jpg", "\\\\server\\share\\x.jpg"])
-def test_zip_with_an_unsafe_member_name_is_refused(tmp_path: Path, name: str):
+def test_an_unsafe_member_is_left_out_and_the_chat_still_reads(tmp_path: Path, name: str):
     path = make_zip(tmp_path / "evil.zip", {"_chat.txt": CHAT, name: b"boom"})
-    with pytest.raises(ChatFileError, match="unsafe names"):
+    export = read_export(path)
+    assert export.text == CHAT
+    assert name not in export.attachments
+    with ExportMedia(export) as media:
+        member = media.find(name.replace("\\", "/").rsplit("/", 1)[-1])
+        if member is not None:  # found by its file name, then refused with the reason
+            with pytest.raises(ChatFileError, match="unsafe path"):
+                media.read(member)
+
+
+@pytest.mark.parametrize("name", ["../_chat.txt", "/_chat.txt"])
+def test_a_chat_text_with_an_unsafe_name_refuses_the_export(tmp_path: Path, name: str):
+    path = make_zip(tmp_path / "evil.zip", {name: CHAT})
+    with pytest.raises(ChatFileError, match="cannot be opened safely: its name points outside"):
         read_export(path)
 
 
-def test_zip_bomb_is_refused(tmp_path: Path):
-    path = tmp_path / "bomb.zip"
+def _bomb_zip(path: Path, bomb_name: str) -> Path:
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("_chat.txt", CHAT)
-        with zf.open("zeros.bin", "w") as member:
+        zf.writestr("IMG-1.jpg", os.urandom(2000))
+        with zf.open(bomb_name, "w") as member:
             chunk = bytes(1 << 20)
             for _ in range(300):  # 300 MB of zeros: about 300 kB compressed
                 member.write(chunk)
+    return path
+
+
+def test_a_zip_bomb_member_is_refused_alone(tmp_path: Path):
+    path = _bomb_zip(tmp_path / "bomb.zip", "zeros.jpg")
     assert path.stat().st_size < 1_000_000
-    with pytest.raises(ChatFileError, match="zip bomb"):
+    export = read_export(path)
+    assert export.text == CHAT
+    assert export.attachments == ["IMG-1.jpg"]
+    with ExportMedia(export) as media:
+        assert len(media.read(media.find("IMG-1.jpg"))) == 2000
+        with pytest.raises(ChatFileError, match=r"“zeros\.jpg” was not read: it looks like a zip bomb"):
+            media.read(media.find("zeros.jpg"))
+
+
+def test_a_zip_bomb_chat_text_refuses_the_export(tmp_path: Path):
+    path = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        with zf.open("_chat.txt", "w") as member:
+            for _ in range(300):
+                member.write(bytes(1 << 20))
+    with pytest.raises(ChatFileError, match="cannot be opened safely: it looks like a zip bomb"):
         read_export(path)
-    # With a small cap, the declared total size alone is enough to refuse it.
-    with pytest.raises(ChatFileError, match="would unpack to"):
-        read_export(path, max_uncompressed_bytes=10_000_000)
+
+
+def test_a_member_that_unpacks_past_its_header_is_refused_while_reading(tmp_path: Path):
+    path = make_zip(tmp_path / "liar.zip", {"_chat.txt": CHAT, "IMG-1.jpg": bytes(3_000_000)})
+    patch_headers(path, file_size=100)
+    with zipfile.ZipFile(path) as zf:
+        assert zf.getinfo("IMG-1.jpg").file_size == 100
+    media = ExportMedia(ChatExport("t", CHAT, ["IMG-1.jpg"], path), max_bytes=1_000_000)
+    with media, pytest.raises(ChatFileError, match="was not read"):
+        media.read("IMG-1.jpg")
+
+
+def test_media_beside_an_unpacked_chat_text(tmp_path: Path):
+    folder = tmp_path / "Weekend away"
+    folder.mkdir()
+    (folder / "_chat.txt").write_text(CHAT, "utf-8")
+    (folder / "IMG-1.jpg").write_bytes(b"\xff\xd8\xff photo")
+    os.mkfifo(folder / "pipe.jpg")
+    export = read_export(folder / "_chat.txt")
+    with ExportMedia(export) as media:
+        assert media.read(media.find("IMG-1.jpg")) == b"\xff\xd8\xff photo"
+        assert media.find("pipe.jpg") is None  # not a regular file: never opened (it would block)
+        assert media.find("../_chat.txt") is None
+        assert media.find("nowhere.jpg") is None
 
 
 def test_declared_size_over_the_cap_is_refused(tmp_path: Path):

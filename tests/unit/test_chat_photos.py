@@ -1,0 +1,202 @@
+"""The photos of a chat export join the gallery: copied, linked to the message that sent them, never twice."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from datetime import date, datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from gallery_app.core import paths, store
+from gallery_app.core.chat.importer import import_chat
+from gallery_app.core.chat.messages import Message, MessageKind
+from gallery_app.core.photos.chat_photos import chat_context, chats_with_photos, photo_captions, photos_of_messages
+from gallery_app.core.photos.filters import PhotoFilter
+from gallery_app.core.photos.indexer import PhotoIndexer
+from gallery_app.core.photos.library import count_photos, list_photos
+from gallery_app.core.photos.search import PhotoSearch
+from gallery_app.core.store.vector_search import search
+from gallery_app.core.store.vectors import list_vector_tables
+from tests.text_embedders import WordHashEmbedder
+
+
+def jpeg(colour: tuple[int, int, int], exif_time: str | None = None) -> bytes:
+    out = io.BytesIO()
+    image = Image.new("RGB", (64, 48), colour)
+    if exif_time:
+        exif = Image.Exif()
+        exif.get_ifd(0x8769)[0x9003] = exif_time  # DateTimeOriginal
+        image.save(out, "JPEG", exif=exif.tobytes())
+    else:
+        image.save(out, "JPEG")
+    return out.getvalue()
+
+
+WEEKEND = [
+    "[18.05.24, 16:01:00] Maya: We made it!",
+    "[18.05.24, 16:02:00] Maya: <attached: 00000001-PHOTO-2024-05-18-16-02-00.jpg>",
+    "[18.05.24, 16:02:30] Maya: view from the cottage",
+    "[18.05.24, 16:05:00] Jonas: ‎<attached: 00000002-PHOTO-2024-05-18-16-05-00.jpg> the lake, freezing",
+    "[19.05.24, 09:00:00] Jonas: <attached: 00000003-PHOTO-2024-05-19-09-00-00.jpg>",
+    "[19.05.24, 09:30:00] Maya: <attached: 00000004-PHOTO-2024-05-19-09-30-00.jpg>",
+]
+MEDIA = {
+    "00000001-PHOTO-2024-05-18-16-02-00.jpg": jpeg((200, 30, 30)),
+    "00000002-PHOTO-2024-05-18-16-05-00.jpg": jpeg((30, 200, 30)),
+    "00000003-PHOTO-2024-05-19-09-00-00.jpg": jpeg((30, 30, 200), exif_time="2024:04:02 10:00:00"),
+    "00000004-PHOTO-2024-05-19-09-30-00.jpg": jpeg((200, 30, 30)),  # the first photo again (forwarded)
+}
+
+
+def export_zip(path: Path, lines: list[str], media: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("_chat.txt", "\r\n".join(lines) + "\r\n")
+        for name, data in media.items():
+            zf.writestr(name, data)
+    return path
+
+
+@pytest.fixture
+def conn(tmp_path):
+    connection = store.open_store(tmp_path / "library.db")
+    yield connection
+    connection.close()
+
+
+def test_an_exports_photos_join_the_gallery_with_sender_time_and_caption(conn, tmp_path):
+    summary = import_chat(conn, export_zip(tmp_path / "WhatsApp Chat - Weekend away.zip", WEEKEND, MEDIA),
+                          WordHashEmbedder())
+    assert summary.photos.found == 4
+    assert (summary.photos.added, summary.photos.linked, summary.photos.refused) == (3, 0, [])
+    assert "3 photos added to the gallery" in summary.describe()
+    photos = list_photos(conn, where=PhotoFilter(chat_id=summary.chat_id))
+    assert len(photos) == 3 and all(p.source == "chat" for p in photos)
+    assert all(Path(p.path).is_file() and "photos/chats" in p.path for p in photos)
+    sent = {p.name: chat_context(conn, [p.id])[p.id] for p in photos}
+    first = sent["00000001-PHOTO-2024-05-18-16-02-00.jpg"]
+    # Sent twice (forwarded the next morning): one photo, two messages, earliest first.
+    assert [(c.sender, c.sent_at) for c in first] == [("Maya", datetime(2024, 5, 18, 16, 2)),
+                                                      ("Maya", datetime(2024, 5, 19, 9, 30))]
+    assert first[0].caption == "view from the cottage"  # the sender's next message, within a minute
+    assert first[0].describe() == ("Sent by Maya in “Weekend away” on Sat 18 May 2024, 16:02 — “view from the cottage”")
+    assert sent["00000002-PHOTO-2024-05-18-16-05-00.jpg"][0].caption == "the lake, freezing"
+    # The timeline: the capture time where EXIF has one, else when the chat sent it.
+    taken = {p.name: p.taken_at for p in photos}
+    assert taken == {"00000001-PHOTO-2024-05-18-16-02-00.jpg": "2024-05-18T16:02:00",
+                     "00000002-PHOTO-2024-05-18-16-05-00.jpg": "2024-05-18T16:05:00",
+                     "00000003-PHOTO-2024-05-19-09-00-00.jpg": "2024-04-02T10:00:00"}
+    assert [p.name for p in photos][0] == "00000002-PHOTO-2024-05-18-16-05-00.jpg"  # newest first
+    assert chats_with_photos(conn) == [(summary.chat_id, "Weekend away", 3)]
+    by_message = photos_of_messages(conn, [c.message_id for c in first])
+    assert {p.name for p in by_message.values()} == {"00000001-PHOTO-2024-05-18-16-02-00.jpg"}
+
+
+def test_importing_again_adds_nothing_and_a_longer_export_only_its_new_photos(conn, tmp_path):
+    path = export_zip(tmp_path / "weekend.zip", WEEKEND, MEDIA)
+    import_chat(conn, path, WordHashEmbedder())
+    again = import_chat(conn, path, WordHashEmbedder())
+    assert again.photos is None and count_photos(conn) == 3
+    longer = WEEKEND + ["[20.05.24, 18:00:00] Jonas: <attached: 00000005-PHOTO-2024-05-20-18-00-00.jpg>"]
+    media = {**MEDIA, "00000005-PHOTO-2024-05-20-18-00-00.jpg": jpeg((250, 250, 0))}
+    summary = import_chat(conn, export_zip(tmp_path / "weekend-longer.zip", longer, media), WordHashEmbedder())
+    assert (summary.photos.found, summary.photos.added) == (1, 1)
+    assert count_photos(conn) == 4
+
+
+def test_a_photo_already_in_a_folder_is_linked_not_copied_and_takes_the_chats_date(conn, tmp_path, test_clip):
+    vision, text, _weights = test_clip
+    folder = tmp_path / "Pictures"
+    folder.mkdir()
+    (folder / "cottage.jpg").write_bytes(MEDIA["00000001-PHOTO-2024-05-18-16-02-00.jpg"])
+    PhotoIndexer(conn, vision, workers=1).add_folder(folder)
+    (before,) = list_photos(conn)
+    assert before.taken_at != "2024-05-18T16:02:00"  # no EXIF: the file's time
+    summary = import_chat(conn, export_zip(tmp_path / "weekend.zip", WEEKEND, MEDIA), WordHashEmbedder(),
+                          vision=vision)
+    assert (summary.photos.added, summary.photos.linked) == (2, 2)  # sent twice, linked twice
+    assert count_photos(conn) == 3
+    in_chat = list_photos(conn, where=PhotoFilter(chat_id=summary.chat_id))
+    linked = next(p for p in in_chat if p.id == before.id)
+    assert linked.path == before.path and linked.source == "folder"
+    assert linked.taken_at == "2024-05-18T16:02:00"
+    # The vector's day follows, so a date-range search finds it on the chat's day.
+    (table,) = [t for t in list_vector_tables(conn) if t.kind == "photos"]
+    days = {n.rowid for n in search(conn, table, np.ones(table.dims, np.float32), model_key=table.model_key, k=10,
+                                   where={"taken_day": 20240518})}
+    assert before.id in days
+
+
+def test_search_stays_inside_a_chat_and_a_range_of_days(conn, tmp_path, test_clip):
+    vision, text, _weights = test_clip
+    folder = tmp_path / "Pictures"
+    folder.mkdir()
+    (folder / "red.jpg").write_bytes(jpeg((210, 20, 20)))  # close to the chat's red photo, but not in the chat
+    PhotoIndexer(conn, vision, workers=1).add_folder(folder)
+    summary = import_chat(conn, export_zip(tmp_path / "weekend.zip", WEEKEND, MEDIA), WordHashEmbedder(),
+                          vision=vision)
+    photos = PhotoSearch(conn, vision=vision, text=text)
+    everywhere = {h.photo.name for h in photos.by_text("red", k=10).hits}
+    assert "red.jpg" in everywhere
+    in_chat = {h.photo.name for h in photos.by_text("red", k=10, where=PhotoFilter(chat_id=summary.chat_id)).hits}
+    assert in_chat == {"00000001-PHOTO-2024-05-18-16-02-00.jpg", "00000002-PHOTO-2024-05-18-16-05-00.jpg",
+                       "00000003-PHOTO-2024-05-19-09-00-00.jpg"}
+    may_18 = PhotoFilter(chat_id=summary.chat_id, since=date(2024, 5, 18), until=date(2024, 5, 18))
+    assert {h.photo.name for h in photos.by_text("red", k=10, where=may_18).hits} == {
+        "00000001-PHOTO-2024-05-18-16-02-00.jpg", "00000002-PHOTO-2024-05-18-16-05-00.jpg"}
+    assert {p.name for p in list_photos(conn, where=may_18)} == {
+        "00000001-PHOTO-2024-05-18-16-02-00.jpg", "00000002-PHOTO-2024-05-18-16-05-00.jpg"}
+    red_id = next(h.photo.id for h in photos.by_text("red", k=10).hits if h.photo.name.startswith("00000001"))
+    similar = {h.photo.name for h in photos.similar_to(red_id, k=10, where=PhotoFilter(chat_id=summary.chat_id)).hits}
+    assert "red.jpg" not in similar and "00000001-PHOTO-2024-05-18-16-02-00.jpg" not in similar
+
+
+def test_an_unsafe_or_bomb_photo_is_refused_alone_with_its_reason(conn, tmp_path):
+    lines = WEEKEND[:3] + ["[18.05.24, 17:00:00] Jonas: <attached: evil.jpg>",
+                           "[18.05.24, 17:01:00] Jonas: <attached: bomb.png>",
+                           "[18.05.24, 17:02:00] Jonas: <attached: huge.png>",
+                           "[18.05.24, 17:03:00] Jonas: <attached: gone.jpg>"]
+    huge = io.BytesIO()
+    Image.new("1", (20000, 20000)).save(huge, "PNG")  # 400 million pixels in a few kB
+    path = tmp_path / "hostile.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("_chat.txt", "\r\n".join(lines) + "\r\n")
+        zf.writestr("00000001-PHOTO-2024-05-18-16-02-00.jpg", MEDIA["00000001-PHOTO-2024-05-18-16-02-00.jpg"])
+        zf.writestr("../evil.jpg", jpeg((1, 2, 3)))
+        zf.writestr("bomb.png", bytes(50_000_000))
+        zf.writestr("huge.png", huge.getvalue())
+    summary = import_chat(conn, path, WordHashEmbedder())
+    assert summary.messages_added == 7
+    photos = summary.photos
+    assert (photos.found, photos.added, photos.missing) == (5, 1, 1)
+    reasons = dict(photos.refused)
+    assert set(reasons) == {"evil.jpg", "bomb.png", "huge.png"}
+    assert "unsafe path" in reasons["evil.jpg"]
+    assert "zip bomb" in reasons["bomb.png"]
+    assert "too large to open safely" in reasons["huge.png"]
+    assert not any(Path(p.path).name == "huge.png" for p in list_photos(conn))
+    assert not list(paths.data_dir().rglob("huge.png"))  # its copy is removed again
+    assert "3 refused" in summary.describe() and "1 not in the export" in summary.describe()
+
+
+def test_captions_come_from_the_message_or_the_senders_next_one_within_a_minute():
+    def message(second: int, sender: str, text: str, attachment: str | None = None, caption: str | None = None):
+        kind = MessageKind.TEXT
+        return Message(datetime(2024, 5, 18, 16, 0) + (datetime(2024, 1, 1, 0, 0, second % 60) - datetime(2024, 1, 1))
+                       + (datetime(2024, 1, 1, 0, second // 60) - datetime(2024, 1, 1)), sender, text, kind, 1,
+                       attachment, caption=caption)
+
+    messages = [
+        message(0, "Maya", "<attached: a.jpg> sunset", "a.jpg", "sunset"),
+        message(10, "Maya", "<attached: b.jpg>", "b.jpg", ""),
+        message(20, "Jonas", "nice!"),            # someone else's answer is not the caption
+        message(40, "Maya", "the bay at 6pm"),   # the sender's next message within a minute is
+        message(100, "Maya", "<attached: c.jpg>", "c.jpg", ""),
+        message(200, "Maya", "too late to be a caption"),
+        message(300, "Maya", "<attached: d.pdf>", "d.pdf", ""),
+    ]
+    keys = [f"k{i}" for i in range(len(messages))]
+    assert photo_captions(messages, keys) == {"k0": "sunset", "k1": "the bay at 6pm", "k4": ""}
