@@ -451,18 +451,29 @@ def test_empty_and_whitespace_input():
     assert parse_chat_text("\n\n  \n").messages == []
 
 
-def test_big_chat_is_fast():
+def test_parsing_time_grows_linearly_with_the_chat():
+    # A ratio measured side by side, not a wall-clock limit: a loaded machine slows both sizes alike,
+    # while a quadratic step would make ten times the messages take a hundred times as long.
     import time
     from datetime import timedelta
 
-    start = datetime(2019, 1, 1)
-    lines = [f"{start + timedelta(minutes=7 * i):%d/%m/%y, %H:%M} - "
-             f"{('Ana', 'Bob', '+49 170 1234567')[i % 3]}: message number {i} with some words in it"
-             + ("\nand a second line" if i % 7 == 0 else "") for i in range(100_000)]
-    start = time.perf_counter()
-    chat = parse_chat_text("\n".join(lines))
-    assert len(chat.messages) == 100_000
-    assert time.perf_counter() - start < 5  # about 1 s on a laptop; generous for slow CI machines
+    def chat_text(count: int) -> str:
+        start = datetime(2019, 1, 1)
+        return "\n".join(f"{start + timedelta(minutes=7 * i):%d/%m/%y, %H:%M} - "
+                         f"{('Ana', 'Bob', '+49 170 1234567')[i % 3]}: message number {i} with some words in it"
+                         + ("\nand a second line" if i % 7 == 0 else "") for i in range(count))
+
+    def fastest(text: str, expected: int) -> float:
+        times = []
+        for _ in range(3):
+            started = time.perf_counter()
+            assert len(parse_chat_text(text).messages) == expected
+            times.append(time.perf_counter() - started)
+        return min(times)
+
+    small, big = chat_text(5_000), chat_text(50_000)
+    ratio = fastest(big, 50_000) / fastest(small, 5_000)
+    assert ratio < 25, f"10x the messages took {ratio:.1f}x as long"
 
 
 # --------------------------------------------------------------------------------------------
