@@ -14,6 +14,7 @@ from PIL import Image
 from gallery_app.core import paths, store
 from gallery_app.core.chat.importer import import_chat
 from gallery_app.core.chat.messages import Message, MessageKind
+from gallery_app.core.errors import Cancelled
 from gallery_app.core.photos.chat_photos import chat_context, chats_with_photos, photo_captions, photos_of_messages
 from gallery_app.core.photos.filters import PhotoFilter
 from gallery_app.core.photos.indexer import PhotoIndexer
@@ -200,3 +201,23 @@ def test_captions_come_from_the_message_or_the_senders_next_one_within_a_minute(
     ]
     keys = [f"k{i}" for i in range(len(messages))]
     assert photo_captions(messages, keys) == {"k0": "sunset", "k1": "the bay at 6pm", "k4": ""}
+
+
+def test_an_import_cancelled_while_adding_photos_keeps_the_messages_and_the_next_one_finishes(conn, tmp_path):
+    path = export_zip(tmp_path / "weekend.zip", WEEKEND, MEDIA)
+    stop = []
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage == "photos" and done < total:
+            stop.append(True)
+
+    with pytest.raises(Cancelled, match="the messages are saved"):
+        import_chat(conn, path, WordHashEmbedder(), progress=progress, cancel=lambda: bool(stop))
+    assert conn.execute("SELECT count(*) FROM messages").fetchone()[0] == len(WEEKEND)
+    assert count_photos(conn) == 0
+    summary = import_chat(conn, path, WordHashEmbedder())
+    assert (summary.photos.added, summary.photos.refused) == (3, [])
+    assert count_photos(conn) == 3
+    assert sorted(p.name for p in paths.data_dir().rglob("*.jpg") if "chats" in p.parts) == sorted(
+        {"00000001-PHOTO-2024-05-18-16-02-00.jpg", "00000002-PHOTO-2024-05-18-16-05-00.jpg",
+         "00000003-PHOTO-2024-05-19-09-00-00.jpg"})  # the copies left by the first run were used, not doubled

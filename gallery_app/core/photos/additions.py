@@ -27,7 +27,8 @@ _CAPTURE_QUALITY = 95
 _TEMPORARY_PREFIX = ".incoming-"
 
 
-def _write_atomically(target: Path, write) -> None:
+def write_atomically(target: Path, write) -> None:
+    """Write a new file through ``write(out)``: it appears complete or not at all."""
     remove_stale_temporaries(f"{_TEMPORARY_PREFIX}*", target.parent)
     handle, temporary = tempfile.mkstemp(prefix=_TEMPORARY_PREFIX, suffix=target.suffix, dir=target.parent)
     try:
@@ -49,7 +50,7 @@ def _add_copy(conn: apsw.Connection, vision: ClipVisionEncoder, data: bytes, nam
     target = paths.library_dir(source.value + "s") / name
     if target.exists():
         target = target.with_name(f"{target.stem}-{digest[:8]}{target.suffix}")
-    _write_atomically(target, write)
+    write_atomically(target, write)
     summary = PhotoIndexer(conn, vision, workers=1).add_files([target], source)
     if summary.skipped:
         target.unlink(missing_ok=True)

@@ -14,8 +14,6 @@ chat, and the next import finds them by content and links them.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -30,6 +28,7 @@ from gallery_app.core.errors import AppError
 from gallery_app.core.file_names import printable
 from gallery_app.core.models.runtimes.clip import ClipVisionEncoder
 from gallery_app.core.photos import library
+from gallery_app.core.photos.additions import write_atomically
 from gallery_app.core.photos.indexer import PhotoIndexer
 from gallery_app.core.photos.library import PhotoRecord, PhotoSource
 from gallery_app.core.photos.photo_vectors import refresh_timeline
@@ -40,7 +39,6 @@ from gallery_app.core.store import atomic
 PhotoProgress = Callable[[int, int], None]
 #: A caption may be the sender's next message when it follows the photo this soon.
 CAPTION_FOLLOWS_WITHIN = timedelta(minutes=1)
-_TEMPORARY_PREFIX = ".incoming-"
 
 
 def is_photo_name(name: str) -> bool:
@@ -196,14 +194,7 @@ def _write_copy(folder: Path, name: str, data: bytes, digest: str) -> Path:
         if target.is_file() and content_hash(target.read_bytes()) == digest:
             return target  # left by an import stopped before it indexed this photo
         target = target.with_name(f"{target.stem}-{digest[:8]}{target.suffix}")
-    handle, temporary = tempfile.mkstemp(prefix=_TEMPORARY_PREFIX, suffix=target.suffix, dir=folder)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_atomically(target, lambda out: out.write(data))
     return target
 
 
