@@ -33,7 +33,8 @@ CHAT = (
     f"[18/05/2024, 16:03:00] Daniel: <attached: {VIDEO}>\n"
     "[18/05/2024, 16:05:00] Daniel: Wow, jealous\n"
 )
-SENT_BY = "Sent by <b>Maya</b> in “Weekend <b>away</b>” on Sat 18 May 2024, 16:02 — “<i>view</i> from the cottage”"
+SENT_BY = ("Sent by <b>Maya</b> in “Weekend <b>away</b>” on Sat 18 May 2024, 16:02"
+           " — “<i>view</i> from the cottage”")
 RED = (220, 30, 30)
 
 
@@ -137,7 +138,8 @@ def test_a_photo_no_chat_sent_has_no_sent_by_line(qtbot, services, tmp_path, wee
 def test_a_photo_sent_twice_offers_both_messages(qtbot, services, tmp_path, weekend):
     chat_id, photo, message_id = weekend
     forwarded = "[20/05/2024, 09:00:00] Priya: <attached: 00000001-PHOTO-2024-05-20-09-00-00.jpg>\n"
-    other_chat = _import(tmp_path, "club.zip", forwarded, {"00000001-PHOTO-2024-05-20-09-00-00.jpg": _jpeg()}, "Book club")
+    same_photo = {"00000001-PHOTO-2024-05-20-09-00-00.jpg": _jpeg()}  # its content is already in the gallery
+    other_chat = _import(tmp_path, "club.zip", forwarded, same_photo, "Book club")
     viewer = _photo_viewer(qtbot, services, photo)
     assert viewer.sent_line.text() == SENT_BY  # the first message that sent it
     assert viewer.also_line.isVisible() and viewer.also_line.text() == "Also sent in 1 other message."
@@ -213,6 +215,9 @@ def test_clicking_the_thumbnail_opens_the_photo_whose_open_in_chat_comes_back_to
         qtbot.mouseClick(viewer.view.viewport(), Qt.MouseButton.LeftButton, pos=_thumbnail_rect(viewer, row).center())
     photo_view = opened.args[0]
     assert photo_view.photo.id == photo.id
+    # A double-click (a click, then an activation) keeps the one large view open, not three in a row.
+    qtbot.mouseDClick(viewer.view.viewport(), Qt.MouseButton.LeftButton, pos=_thumbnail_rect(viewer, row).center())
+    assert viewer.photo_viewer is photo_view and photo_view.isVisible()
     qtbot.waitUntil(lambda: photo_view.open_in_chat_button.isVisible(), timeout=10_000)
     qtbot.mouseClick(photo_view.open_in_chat_button, Qt.MouseButton.LeftButton)
     assert viewer.model.highlighted_rows() == [row] and PHOTO_NOTE in viewer.header.text()

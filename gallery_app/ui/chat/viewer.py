@@ -302,6 +302,9 @@ class ChatViewer(QDialog):
         photo = self.model.index(row).data(PhotoRole)
         if photo is None:
             return None
+        if self.photo_viewer is not None and self.photo_viewer.isVisible() and self.photo_viewer.photo.id == photo.id:
+            self.photo_viewer.raise_()  # a double-click on the thumbnail is a click and an activation
+            return self.photo_viewer
         if self.photo_viewer is not None:
             self.photo_viewer.close()
             self.photo_viewer.deleteLater()
