@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QStyleOptionViewItem
 
 from gallery_app.core.chat.importer import import_chat
 from gallery_app.core.chat.repository import chat_messages
+from gallery_app.core.chat.whatsapp import attachment_caption, parse_chat_text
 from gallery_app.core.photos import library
 from gallery_app.core.photos.indexer import PhotoIndexer
 from gallery_app.core.store import open_store
@@ -223,3 +224,15 @@ def test_clicking_the_thumbnail_opens_the_photo_whose_open_in_chat_comes_back_to
     assert viewer.model.highlighted_rows() == [row] and PHOTO_NOTE in viewer.header.text()
     assert not photo_view.isVisible()
     viewer.close()
+
+
+@pytest.mark.parametrize("export", [
+    f"[18/05/2024, 16:02:10] Maya: <attached: {PHOTO}> view from the cottage",
+    f"[18/05/2024, 16:02:10] Maya: <attached: {PHOTO}>\nview from\nthe cottage",
+    f"[18/05/2024, 16:02:10] Maya: <attached: {PHOTO}>",
+    "18/05/2024, 16:02 - Maya: IMG-20240518-WA0001.jpg (file attached)\nview from the cottage",
+    f"[18/05/2024, 16:02:10] Maya: <attached: {PHOTO}> view <This message was edited>",
+])
+def test_the_words_beside_a_thumbnail_are_the_caption_the_parser_read(export):
+    [message] = parse_chat_text(export).messages
+    assert message.attachment and attachment_caption(message.text) == message.caption
