@@ -84,7 +84,8 @@ class MessageListModel(QAbstractListModel):
             line = self._photo_lines.get(message.id)
             return line if line is not None else message_line(message)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return tooltip(message_line(message))
+            hint = "\nClick the photo to see it large." if message.id in self._photos else ""
+            return tooltip(message_line(message) + hint)
         if role == Qt.ItemDataRole.DecorationRole:
             # Only the room a thumbnail takes: laying out every row must not load every photo, so the
             # delegate asks for the thumbnail itself when it paints the row (``thumbnail``).
