@@ -21,8 +21,10 @@ from gallery_app.core.errors import AppError
 from gallery_app.core.models.recommend import Recommendation
 from gallery_app.core.models.specs import Role
 from gallery_app.core.models.status import ModelStatus, describe_model, needs_attention
+from gallery_app.core.photos.chat_photos import ChatPhoto
 from gallery_app.core.photos.preparing import is_photo_file
 from gallery_app.ui.chat.pane import ChatPane
+from gallery_app.ui.chat.viewer import ChatViewer
 from gallery_app.ui.models_dialog import ModelsDialog, check_and_advise
 from gallery_app.ui.photos.pane import PhotoPane
 from gallery_app.ui.plain_text import escape, tooltip
@@ -65,6 +67,11 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.chat_pane, "Chats")
         self.tabs.addTab(self.photo_pane, "Photos")
         self.setCentralWidget(self.tabs)
+        # A chat photo's *Open in chat* reads its message in the chat; "Similar photos" of a photo opened
+        # from a chat shows them in the gallery.
+        self.photo_pane.open_in_chat.connect(self.open_in_chat)
+        self.chat_pane.similar_photos_requested.connect(
+            lambda photo_id: self._show_photos(lambda: self.photo_pane.show_similar(photo_id))())
 
         self.task_bar = TaskBar(self.statusBar())
         self.statusBar().addPermanentWidget(self.task_bar)
@@ -117,6 +124,11 @@ class MainWindow(QMainWindow):
 
     def _show_photos(self, then):
         return lambda: (self.tabs.setCurrentWidget(self.photo_pane), then())
+
+    def open_in_chat(self, sent: ChatPhoto) -> ChatViewer:
+        """The chat tab, and the chat viewer at the message that sent a photo (``ChatPhoto``)."""
+        self.tabs.setCurrentWidget(self.chat_pane)
+        return self.chat_pane.show_chat_photo(sent)
 
     def choose_chat_files(self) -> None:
         files, _ = QFileDialog.getOpenFileNames(self, "Import WhatsApp chats", str(Path.home()),

@@ -161,6 +161,6 @@ def test_a_file_name_that_is_not_utf8_is_shown_with_its_byte_written_out():
     path = os.fsdecode(b"/pics/caf\xe9.jpg")
     photo = PhotoRecord(id=1, path=path, folder_id=None, source="folder", content_hash="0" * 64, file_size=10,
                         mtime_ns=0, width=2, height=2, format="JPEG", captured_at=None, latitude=None,
-                        longitude=None, camera=None)
+                        longitude=None, camera=None, taken_at="2024-05-18T16:02:00")
     assert "/pics/caf\\xe9.jpg" in describe_photo(photo)
     assert ("Path", "/pics/caf\\xe9.jpg") in photo_metadata(photo)

@@ -40,7 +40,7 @@ from datetime import date, datetime
 
 from gallery_app.core.chat.messages import Message, MessageKind, ParsedChat
 
-__all__ = ["parse_chat_text", "clean_text", "header_prefix", "is_placeholder"]
+__all__ = ["parse_chat_text", "clean_text", "header_prefix", "is_placeholder", "attachment_caption"]
 
 # ---------------------------------------------------------------------------------------------
 # Characters removed before anything is matched (and from message text, as messages.py says)
@@ -777,6 +777,19 @@ def is_placeholder(text: str) -> bool:
         return True
     found = _find_attachment(first)
     return found is not None and not found[1]
+
+
+def attachment_caption(text: str) -> str | None:
+    """What a stored message with an attachment says besides WhatsApp's marker (``Message.caption``
+    as the parser made it: "" when nothing), or None when ``text`` carries no attachment marker.
+
+    For showing a message whose photo is drawn in place of its "<attached: NAME>"."""
+    first, _, rest = text.partition("\n")
+    found = _find_attachment(first)
+    if found is None:
+        return None
+    more = rest.split("\n") if rest else []
+    return "\n".join([found[1], *more] if found[1] else more)
 
 
 def parse_chat_text(text: str, *, today: date | None = None) -> ParsedChat:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gallery_app.core.chat import embedder_switch
@@ -22,6 +22,8 @@ from gallery_app.core.chat.session import ChatSession
 from gallery_app.core.errors import AppError, Cancelled, ModelError
 from gallery_app.core.models import loading
 from gallery_app.core.models.specs import Role
+from gallery_app.core.photos.chat_photos import photos_of_messages
+from gallery_app.core.photos.library import PhotoRecord
 from gallery_app.ui.workers import WorkerContext
 
 log = logging.getLogger(__name__)
@@ -58,6 +60,8 @@ class ImportFailed:
 class ChatContents:
     chat: ChatInfo | None
     messages: list[StoredMessage]
+    #: Message id → the gallery photo it sent, drawn in place of its "<attached: NAME>".
+    photos: dict[int, PhotoRecord] = field(default_factory=dict)
 
 
 # --- jobs -------------------------------------------------------------------------------------------
@@ -68,7 +72,9 @@ def load_chats(context: WorkerContext, services) -> list[ChatInfo]:
 
 def load_chat(context: WorkerContext, services, chat_id: int) -> ChatContents:
     with services.connect() as conn:
-        return ChatContents(get_chat(conn, chat_id), chat_messages(conn, chat_id))
+        messages = chat_messages(conn, chat_id)
+        photos = photos_of_messages(conn, [message.id for message in messages if message.attachment])
+        return ChatContents(get_chat(conn, chat_id), messages, photos)
 
 
 def import_files(context: WorkerContext, services,

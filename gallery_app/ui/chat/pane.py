@@ -1,8 +1,9 @@
 """The chat pane: imported chats on the left, the conversation on the right.
 
 Public API (what the main window calls): ``import_files(paths)``, ``ask(question)``, ``stop()``,
-``new_conversation()``, ``refresh_chats()`` and the ``busy_changed(bool)`` signal. Everything slow runs
-in workers started through ``Services.run``; their events arrive here in order, on the GUI thread.
+``new_conversation()``, ``refresh_chats()``, ``show_chat_photo(sent)`` (a photo's *Open in chat*) and the
+``busy_changed(bool)`` signal. Everything slow runs in workers started through ``Services.run``; their
+events arrive here in order, on the GUI thread.
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ from gallery_app.core.chat.events import Answer, AnswerPiece, AskEvent, MatchesF
 from gallery_app.core.chat.export_file import is_chat_export
 from gallery_app.core.chat.prompting import Conversation
 from gallery_app.core.errors import AppError
+from gallery_app.core.photos.chat_photos import ChatPhoto
 from gallery_app.ui.chat import jobs
 from gallery_app.ui.chat.chat_list import ChatIdRole, ChatListDelegate, ChatListModel
 from gallery_app.ui.chat.conversation import STYLE, AnswerTurn, ConversationView, PassagesTurn, QuestionBox, \
     TextTurn
-from gallery_app.ui.chat.viewer import ChatViewer
+from gallery_app.ui.chat.viewer import PHOTO_NOTE, ChatViewer
 from gallery_app.ui.plain_text import plain_label
 from gallery_app.ui.workers import Worker
 
@@ -34,8 +36,10 @@ EMPTY_WITH_CHATS = ("Ask anything about your chats — for example “Who ended 
 
 class ChatPane(QWidget):
     busy_changed = Signal(bool)
-    #: A ChatViewer was opened (by clicking a passage).
+    #: A ChatViewer was opened (by clicking a passage, or *Open in chat* of a photo).
     viewer_opened = Signal(object)
+    #: "Similar photos" in the large view of a photo opened from a chat (the photo id).
+    similar_photos_requested = Signal(int)
 
     def __init__(self, services, parent: QWidget | None = None):
         super().__init__(parent)
@@ -214,14 +218,25 @@ class ChatPane(QWidget):
         rows = sorted(index.row() for index in self.chat_list.selectionModel().selectedRows())
         return [self.chat_model.index(row).data(ChatIdRole) for row in rows]
 
-    def open_viewer(self, chat_id: int, highlight: list[int], title: str = "") -> ChatViewer:
-        viewer = ChatViewer(self.services, chat_id, highlight, title=title, parent=self)
+    def open_viewer(self, chat_id: int, highlight: list[int], title: str = "", note: str | None = None) -> ChatViewer:
+        viewer = ChatViewer(self.services, chat_id, highlight, title=title, note=note, parent=self)
         viewer.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
+        viewer.open_in_chat.connect(self.show_chat_photo)
+        viewer.similar_requested.connect(self.similar_photos_requested)
         viewer.destroyed.connect(lambda _obj=None, v=viewer: self.viewers.remove(v) if v in self.viewers else None)
         self.viewers.append(viewer)
         viewer.show()
         self.viewer_opened.emit(viewer)
         return viewer
+
+    def show_chat_photo(self, sent: ChatPhoto) -> ChatViewer:
+        """The chat viewer at the message that sent a photo: the one already open on that chat, else a new one."""
+        for viewer in self.viewers:
+            if viewer.chat_id == sent.chat_id and viewer.isVisible():
+                viewer.show_message(sent.message_id, PHOTO_NOTE)
+                self.viewer_opened.emit(viewer)
+                return viewer
+        return self.open_viewer(sent.chat_id, [sent.message_id], sent.chat_title, note=PHOTO_NOTE)
 
     # --- jobs bookkeeping -----------------------------------------------------------------------
     def _track(self, worker: Worker) -> None:

@@ -1,41 +1,76 @@
-"""A whole chat, read-only, scrolled to a passage with its messages highlighted."""
+"""A whole chat, read-only, scrolled to a passage (or one message) with its messages highlighted.
+
+A message whose photo is in the gallery shows the photo's thumbnail in place of its "<attached: NAME>"
+(its caption stays); clicking the thumbnail opens the photo's large view. Thumbnails are decoded off the
+GUI thread, and only for the rows the view paints.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import QAbstractListModel, QItemSelectionModel, QModelIndex, \
-    QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication, QKeySequence, QShortcut
-from PySide6.QtWidgets import QAbstractItemView, QDialog, QDialogButtonBox, QLabel, QListView, QVBoxLayout
+from PySide6.QtCore import QAbstractListModel, QEvent, QItemSelectionModel, QModelIndex, \
+    QPersistentModelIndex, QRect, QSize, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication, QIcon, QKeySequence, QMouseEvent, QShortcut
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QDialog, QDialogButtonBox, QLabel, QListView, \
+    QStyle, QStyledItemDelegate, QStyleOptionViewItem, QVBoxLayout
 
 from gallery_app.core.chat.messages import MessageKind
 from gallery_app.core.chat.repository import StoredMessage
+from gallery_app.core.chat.whatsapp import attachment_caption
 from gallery_app.core.errors import AppError
+from gallery_app.core.photos.chat_photos import ChatPhoto
+from gallery_app.core.photos.library import PhotoRecord
 from gallery_app.ui.chat import jobs
+from gallery_app.ui.photos.thumbnails import ThumbnailLoader
+from gallery_app.ui.photos.viewer import PhotoViewer
 from gallery_app.ui.plain_text import escape, tooltip
 from gallery_app.ui.workers import Worker
 
 MessageIdRole = Qt.ItemDataRole.UserRole + 1
 HighlightedRole = Qt.ItemDataRole.UserRole + 2
+#: The PhotoRecord a message sent, when it is in the gallery (else None).
+PhotoRole = Qt.ItemDataRole.UserRole + 3
 HIGHLIGHT = QColor(255, 236, 153)
+#: A thumbnail's side in the chat: big enough to recognise the photo, small beside the messages.
+THUMBNAIL_SIDE = 128
+#: What the header says of the highlighted message when the viewer opened at a photo's message.
+PHOTO_NOTE = "The highlighted message sent the photo."
 #: The roles the model answers; the view asks each row for eight while it lays out tens of thousands.
 _ROLES = frozenset((Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.BackgroundRole,
-                    Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.FontRole, MessageIdRole, HighlightedRole))
+                    Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.FontRole, Qt.ItemDataRole.DecorationRole,
+                    MessageIdRole, HighlightedRole, PhotoRole))
 
 
 def message_line(message: StoredMessage) -> str:
+    """The message as the export wrote it (what is copied, and the tooltip)."""
     when = f"{message.timestamp:%d %b %Y %H:%M}"
     if message.kind is MessageKind.SYSTEM or not message.sender:
         return f"{when} · {message.text}"
     return f"{when} · {message.sender}: {message.text}"
 
 
+def photo_message_line(message: StoredMessage) -> str:
+    """A message whose photo is drawn beside it: its caption without the "<attached: NAME>"."""
+    caption = attachment_caption(message.text)
+    if caption is None:  # no marker found (cannot happen for a linked photo): the text as it is
+        return message_line(message)
+    when = f"{message.timestamp:%d %b %Y %H:%M}"
+    who = message.sender or "Someone"
+    return f"{when} · {who}: {caption}" if caption else f"{when} · {who}"
+
+
 class MessageListModel(QAbstractListModel):
-    def __init__(self, parent=None):
+    def __init__(self, parent=None, *, thumbnail_side: int = THUMBNAIL_SIDE):
         super().__init__(parent)
         self._messages: list[StoredMessage] = []
         self._highlighted: set[int] = set()
+        self._photos: dict[int, PhotoRecord] = {}  # message id → photo
+        self._photo_lines: dict[int, str] = {}  # message id → its line beside the thumbnail
+        self._rows_of_photo: dict[int, list[int]] = {}  # photo id → rows (one photo may be sent twice)
+        self.thumbnails = ThumbnailLoader(thumbnail_side, self)
+        self.thumbnails.ready.connect(self._thumbnail_changed)
+        self.thumbnails.failed.connect(lambda key, _why: self._thumbnail_changed(key))
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._messages)
@@ -46,9 +81,15 @@ class MessageListModel(QAbstractListModel):
         message = self._messages[index.row()]
         highlighted = message.id in self._highlighted
         if role == Qt.ItemDataRole.DisplayRole:
-            return message_line(message)
+            line = self._photo_lines.get(message.id)
+            return line if line is not None else message_line(message)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return tooltip(message_line(message))
+            hint = "\nClick the photo to see it large." if message.id in self._photos else ""
+            return tooltip(message_line(message) + hint)
+        if role == Qt.ItemDataRole.DecorationRole:
+            # Only the room a thumbnail takes: laying out every row must not load every photo, so the
+            # delegate asks for the thumbnail itself when it paints the row (``thumbnail``).
+            return self.thumbnails.placeholder if message.id in self._photos else None
         if role == Qt.ItemDataRole.BackgroundRole and highlighted:
             return QBrush(HIGHLIGHT)
         if role == Qt.ItemDataRole.ForegroundRole and highlighted:
@@ -61,29 +102,112 @@ class MessageListModel(QAbstractListModel):
             return message.id
         if role == HighlightedRole:
             return highlighted
+        if role == PhotoRole:
+            return self._photos.get(message.id)
         return None
 
-    def set_messages(self, messages: list[StoredMessage], highlighted: Iterable[int] = ()) -> None:
+    def set_messages(self, messages: list[StoredMessage], highlighted: Iterable[int] = (),
+                     photos: dict[int, PhotoRecord] | None = None) -> None:
         self.beginResetModel()
         self._messages = list(messages)
         self._highlighted = set(highlighted)
+        self._photos = dict(photos or {})
+        by_id = {message.id: message for message in self._messages if message.id in self._photos}
+        self._photo_lines = {message_id: photo_message_line(message) for message_id, message in by_id.items()}
+        self._rows_of_photo = {}
+        for row, message in enumerate(self._messages):
+            if message.id in self._photos:
+                self._rows_of_photo.setdefault(self._photos[message.id].id, []).append(row)
+        self.thumbnails.drop_queued()
         self.endResetModel()
+
+    def set_highlighted(self, highlighted: Iterable[int]) -> None:
+        self._highlighted = set(highlighted)
+        if self._messages:
+            self.dataChanged.emit(self.index(0), self.index(len(self._messages) - 1),
+                                  [Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.ForegroundRole, HighlightedRole])
 
     def highlighted_rows(self) -> list[int]:
         return [row for row, message in enumerate(self._messages) if message.id in self._highlighted]
 
+    def row_of_message(self, message_id: int) -> int:
+        return next((row for row, message in enumerate(self._messages) if message.id == message_id), -1)
+
+    def exported_line(self, row: int) -> str:
+        return message_line(self._messages[row])
+
+    def photo_rows(self) -> list[int]:
+        return sorted(row for rows in self._rows_of_photo.values() for row in rows)
+
+    def thumbnail(self, row: int) -> QIcon:
+        """The row's photo thumbnail once decoded; until then the placeholder, and it is requested."""
+        photo = self._photos[self._messages[row].id]
+        return self.thumbnails.icon(photo.id, photo.path, photo.content_hash)
+
+    def _thumbnail_changed(self, photo_id: int) -> None:
+        for row in self._rows_of_photo.get(photo_id, ()):
+            index = self.index(row)
+            self.dataChanged.emit(index, index, [Qt.ItemDataRole.DecorationRole])
+
+
+class MessageDelegate(QStyledItemDelegate):
+    """Paints a photo message with its thumbnail, and tells when that thumbnail is clicked."""
+
+    photo_clicked = Signal(int)  # the row
+
+    def paint(self, painter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+        if index.data(PhotoRole) is None:
+            super().paint(painter, option, index)
+            return
+        styled = self._styled(option, index)
+        styled.icon = index.model().thumbnail(index.row())
+        style = styled.widget.style() if styled.widget is not None else QApplication.style()
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, styled, painter, styled.widget)
+
+    def photo_rect(self, option: QStyleOptionViewItem, index: QModelIndex) -> QRect:
+        """Where the thumbnail is drawn inside the row ``option.rect``."""
+        styled = self._styled(option, index)
+        style = styled.widget.style() if styled.widget is not None else QApplication.style()
+        return style.subElementRect(QStyle.SubElement.SE_ItemViewItemDecoration, styled, styled.widget)
+
+    def editorEvent(self, event: QEvent, model, option: QStyleOptionViewItem, index: QModelIndex) -> bool:
+        if (event.type() == QEvent.Type.MouseButtonRelease and isinstance(event, QMouseEvent)
+                and event.button() == Qt.MouseButton.LeftButton and index.data(PhotoRole) is not None
+                and self.photo_rect(option, index).contains(event.position().toPoint())):
+            self.photo_clicked.emit(index.row())
+            return True
+        return super().editorEvent(event, model, option, index)
+
+    def _styled(self, option: QStyleOptionViewItem, index: QModelIndex) -> QStyleOptionViewItem:
+        styled = QStyleOptionViewItem(option)
+        self.initStyleOption(styled, index)
+        return styled
+
 
 class ChatViewer(QDialog):
-    """Opens at once with "Loading…"; the messages are read in a worker and shown when they arrive."""
+    """Opens at once with "Loading…"; the messages are read in a worker and shown when they arrive.
+
+    ``note`` says what the highlighted messages are (by default: the passage that was found)."""
 
     #: Emitted once the messages are shown (and scrolled to the highlighted ones).
     loaded = Signal()
+    #: A photo's large view was opened from its thumbnail (the PhotoViewer).
+    photo_opened = Signal(object)
+    #: *Open in chat* in a photo's large view named a message of another chat (the ChatPhoto).
+    open_in_chat = Signal(object)
+    #: "Similar photos" in a photo's large view (the photo id): the gallery shows them.
+    similar_requested = Signal(int)
 
-    def __init__(self, services, chat_id: int, highlight: Iterable[int] = (), *, title: str = "", parent=None):
+    def __init__(self, services, chat_id: int, highlight: Iterable[int] = (), *, title: str = "",
+                 note: str | None = None, parent=None):
         super().__init__(parent)
         self.services = services
         self.chat_id = chat_id
         self.highlight = list(highlight)
+        self.note = note
+        self.chat = None
+        self.is_loaded = False
+        self.photo_viewer: PhotoViewer | None = None
         self.setWindowTitle(title or "Chat")
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
         self.resize(720, 640)
@@ -95,6 +219,11 @@ class ChatViewer(QDialog):
         self.model = MessageListModel(self)
         self.view = QListView()
         self.view.setModel(self.model)
+        self.delegate = MessageDelegate(self.view)
+        self.delegate.photo_clicked.connect(self.open_photo)
+        self.view.setItemDelegate(self.delegate)
+        self.view.setIconSize(QSize(THUMBNAIL_SIDE, THUMBNAIL_SIDE))
+        self.view.activated.connect(lambda index: self.open_photo(index.row()) if index.data(PhotoRole) else None)
         self.view.setWordWrap(True)
         self.view.setUniformItemSizes(False)
         self.view.setResizeMode(QListView.ResizeMode.Adjust)
@@ -125,24 +254,37 @@ class ChatViewer(QDialog):
         self.worker = services.run(worker)
 
     def _show(self, contents: jobs.ChatContents) -> None:
-        self.model.set_messages(contents.messages, self.highlight)
+        self.chat, self.is_loaded = contents.chat, True
+        self.model.set_messages(contents.messages, self.highlight, contents.photos)
+        self._show_highlight()
+        self.view.setFocus()
+        self.loaded.emit()
+
+    def show_message(self, message_id: int, note: str | None = None) -> None:
+        """Highlight one message of this chat instead and scroll to it (the chat stays loaded)."""
+        self.highlight, self.note = [message_id], note
+        if self.is_loaded:  # else the messages, once read, are shown at this one
+            self.model.set_highlighted(self.highlight)
+            self._show_highlight()
+        self.raise_()
+        self.activateWindow()
+
+    def _show_highlight(self) -> None:
         rows = self.model.highlighted_rows()
-        chat = contents.chat
-        if chat is None:
+        if self.chat is None:
             self.header.setText("This chat is no longer in the library.")
         else:
             marked = len(rows)
-            self.header.setText(f"<b>{escape(chat.title)}</b> — {escape(chat.describe().split('(', 1)[-1].rstrip(')'))}"
-                                + (f"<br>The {marked} highlighted messages are the passage that was found."
-                                   if marked else ""))
+            note = self.note or f"The {marked} highlighted messages are the passage that was found."
+            self.header.setText(f"<b>{escape(self.chat.title)}</b> — "
+                                f"{escape(self.chat.describe().split('(', 1)[-1].rstrip(')'))}"
+                                + (f"<br>{escape(note)}" if marked else ""))
         if rows:
             # Current (for the keyboard) but not selected: the selection colour would hide the highlight.
             self.view.selectionModel().setCurrentIndex(self.model.index(rows[0]),
                                                        QItemSelectionModel.SelectionFlag.NoUpdate)
             self._pending_scroll = self.model.index(rows[0])
             self._scroll_to_passage()
-        self.view.setFocus()
-        self.loaded.emit()
 
     def _scroll_to_passage(self, *_range) -> None:
         """Centre the passage once the batched layout has reached it (the scroll range grows as it goes)."""
@@ -156,6 +298,38 @@ class ChatViewer(QDialog):
     def _failed(self, error: AppError) -> None:
         self.header.setText(escape(f"The chat could not be read: {error}"))
 
+    def open_photo(self, row: int) -> PhotoViewer | None:
+        """The large view of the photo the message in ``row`` sent."""
+        photo = self.model.index(row).data(PhotoRole)
+        if photo is None:
+            return None
+        if self.photo_viewer is not None and self.photo_viewer.isVisible() and self.photo_viewer.photo.id == photo.id:
+            self.photo_viewer.raise_()  # a double-click on the thumbnail is a click and an activation
+            return self.photo_viewer
+        if self.photo_viewer is not None:
+            self.photo_viewer.close()
+            self.photo_viewer.deleteLater()
+        viewer = PhotoViewer(self.services, photo, self)
+        viewer.open_in_chat.connect(self._open_in_chat)
+        viewer.similar_requested.connect(self.similar_requested)
+        viewer.show()
+        self.photo_viewer = viewer
+        self.photo_opened.emit(viewer)
+        return viewer
+
+    def _open_in_chat(self, sent: ChatPhoto) -> None:
+        if sent.chat_id == self.chat_id:
+            self.show_message(sent.message_id, PHOTO_NOTE)
+        else:
+            self.open_in_chat.emit(sent)
+
     def copy_selected(self) -> None:
+        """The selected messages as the export wrote them (a photo's message names its file)."""
         rows = sorted(index.row() for index in self.view.selectionModel().selectedIndexes())
-        QGuiApplication.clipboard().setText("\n".join(self.model.index(row).data() for row in rows))
+        QGuiApplication.clipboard().setText("\n".join(self.model.exported_line(row) for row in rows))
+
+    def done(self, result: int) -> None:
+        self.model.thumbnails.drop_queued()  # thumbnails of a closed chat are no longer wanted
+        if self.photo_viewer is not None:
+            self.photo_viewer.close()
+        super().done(result)

@@ -48,6 +48,8 @@ class PhotoPane(QWidget):
     folder_added = Signal(object)
     #: Something the person should read (also shown in the pane's status line).
     problem = Signal(str)
+    #: *Open in chat* in a photo's large view: the ChatPhoto (chat and message) to show in the chat viewer.
+    open_in_chat = Signal(object)
 
     def __init__(self, services, parent: QWidget | None = None):
         super().__init__(parent)
@@ -208,6 +210,7 @@ class PhotoPane(QWidget):
             self.viewer.deleteLater()
         viewer = PhotoViewer(self.services, photo, self)
         viewer.similar_requested.connect(self.show_similar)
+        viewer.open_in_chat.connect(self.open_in_chat)
         viewer.show()
         self.viewer = viewer
         return viewer
