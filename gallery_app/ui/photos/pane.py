@@ -23,6 +23,7 @@ from gallery_app.core.photos.search import PhotoResults
 from gallery_app.ui.photos import jobs
 from gallery_app.ui.photos.camera import CameraDialog
 from gallery_app.ui.photos.duplicates import DuplicatesDialog
+from gallery_app.ui.photos.grid_delegate import PhotoGridDelegate
 from gallery_app.ui.photos.grid_model import THUMBNAIL_SIZE, PhotoGridModel
 from gallery_app.ui.photos.viewer import PhotoViewer
 from gallery_app.ui.plain_text import plain_label, tooltip
@@ -99,11 +100,12 @@ class PhotoPane(QWidget):
         self.view.setViewMode(QListView.ViewMode.IconMode)
         self.view.setResizeMode(QListView.ResizeMode.Adjust)
         self.view.setMovement(QListView.Movement.Static)
-        self.view.setUniformItemSizes(True)
+        # No grid size and no uniform sizes: month headers are as wide as the view (grid_delegate.py).
+        self.view.setSpacing(4)
         self.view.setLayoutMode(QListView.LayoutMode.Batched)  # lay out big pages in steps, not all at once
         self.view.setBatchSize(200)
         self.view.setIconSize(QSize(THUMBNAIL_SIZE, THUMBNAIL_SIZE))
-        self.view.setGridSize(QSize(THUMBNAIL_SIZE + 24, THUMBNAIL_SIZE + 40))
+        self.view.setItemDelegate(PhotoGridDelegate(self.view, QSize(THUMBNAIL_SIZE + 16, THUMBNAIL_SIZE + 32)))
         self.view.setWordWrap(True)
         self.view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.view.setSelectionMode(QListView.SelectionMode.SingleSelection)
