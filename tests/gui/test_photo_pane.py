@@ -52,7 +52,7 @@ def pane(qtbot, test_clip, demo_folder, services):
     vision, _text, _weights = test_clip
     _index(demo_folder, vision)
     pane = _make_pane(qtbot, services)
-    qtbot.waitUntil(lambda: pane.model.rowCount() == DEMO_COUNT + 1, timeout=10_000)
+    qtbot.waitUntil(lambda: _shown(pane) == DEMO_COUNT + 1, timeout=10_000)
     yield pane
     pane.shutdown()
 
@@ -61,12 +61,20 @@ def _ids(pane: PhotoPane) -> list[int]:
     return [photo.id for photo in pane.model.photos()]
 
 
+def _shown(pane: PhotoPane) -> int:
+    """Photos in the grid (its rows also hold the month headers)."""
+    return len(pane.model.photos())
+
+
 def test_grid_shows_every_photo_with_its_thumbnail_and_the_count(pane, qtbot, qtmodeltester):
     assert pane.header.text() == f"{DEMO_COUNT + 1} photos"
+    qtbot.waitUntil(lambda: pane.model.loaded_thumbnails() > 0, timeout=20_000)
+    pane.view.scrollToBottom()  # the rows below the first screen ask for theirs once painted
     qtbot.waitUntil(lambda: pane.model.loaded_thumbnails() == DEMO_COUNT + 1, timeout=20_000)
     assert not pane.model.showing_results and not pane.model.canFetchMore()
-    index = pane.model.index(0)
+    index = pane.model.index_of(pane.model.photos()[0].id)
     assert pane.model.data(index, PhotoGridModel.PathRole) in pane.model.data(index, Qt.ItemDataRole.ToolTipRole)
+    assert pane.model.month_headers() and pane.model.index(0).data(PhotoGridModel.HeaderRole)
     qtmodeltester.check(pane.model)
 
 
@@ -85,11 +93,11 @@ def test_typed_query_shows_ranked_results_and_escape_returns_to_all(pane, qtbot,
 
     qtbot.keyClick(pane.search_box, Qt.Key.Key_Escape)
     assert pane.search_box.text() == ""
-    qtbot.waitUntil(lambda: not pane.model.showing_results and pane.model.rowCount() == DEMO_COUNT + 1)
+    qtbot.waitUntil(lambda: not pane.model.showing_results and _shown(pane) == DEMO_COUNT + 1)
 
 
 def test_clicking_a_photo_shows_similar_ones_without_itself(pane, qtbot):
-    index = pane.model.index(2)
+    index = pane.model.index_of(pane.model.photos()[1].id)
     tapped = index.data(PhotoGridModel.IdRole)
     with qtbot.waitSignal(pane.results_shown, timeout=20_000):
         qtbot.mouseClick(pane.view.viewport(), Qt.MouseButton.LeftButton, pos=pane.view.visualRect(index).center())
@@ -118,8 +126,8 @@ def test_a_file_that_is_not_a_photo_gets_a_message(pane, qtbot, tmp_path):
 
 
 def test_double_click_opens_the_viewer_with_the_metadata(pane, qtbot):
-    index = pane.model.index(0)
-    photo = pane.model.photo_at(0)
+    photo = pane.model.photos()[0]
+    index = pane.model.index_of(photo.id)
     pane.view.scrollTo(index)
     where = pane.view.visualRect(index).center()
     # A real double-click is press, release, then a double-click event (QListView checks the pressed index).
@@ -165,14 +173,14 @@ def test_add_folder_reports_progress_and_the_count_follows(pane, qtbot, tmp_path
     assert added.args[0].added == 4
     assert progress and progress[-1] == (4, 4)
     qtbot.waitUntil(lambda: pane.header.text() == f"{DEMO_COUNT + 5} photos", timeout=10_000)
-    qtbot.waitUntil(lambda: pane.model.rowCount() == DEMO_COUNT + 5, timeout=10_000)
+    qtbot.waitUntil(lambda: _shown(pane) == DEMO_COUNT + 5, timeout=10_000)
 
 
 def test_without_clip_the_photos_show_and_the_search_box_says_what_is_missing(qtbot, demo_folder, services):
     _index(demo_folder, None)  # no model here: rows without vectors
     pane = _make_pane(qtbot, services)
     try:
-        qtbot.waitUntil(lambda: pane.model.rowCount() == DEMO_COUNT + 1, timeout=10_000)
+        qtbot.waitUntil(lambda: _shown(pane) == DEMO_COUNT + 1, timeout=10_000)
         qtbot.waitUntil(lambda: pane.clip_problem is not None, timeout=10_000)
         assert "CLIP" in pane.search_box.placeholderText()
         assert "models fetch clip" in pane.search_box.placeholderText()
@@ -180,7 +188,7 @@ def test_without_clip_the_photos_show_and_the_search_box_says_what_is_missing(qt
         with qtbot.waitSignal(pane.problem, timeout=10_000) as problem:
             pane.search_text("a cat")
         assert "models fetch clip-vit-b-32-text" in problem.args[0]
-        assert pane.model.rowCount() == DEMO_COUNT + 1  # the photos stay on screen
+        assert _shown(pane) == DEMO_COUNT + 1  # the photos stay on screen
     finally:
         pane.shutdown()
 
@@ -202,13 +210,15 @@ def test_ten_thousand_photos_load_a_page_at_a_time(qtbot, services, qtmodelteste
     try:
         qtbot.waitUntil(lambda: pane.model.rowCount() > 0, timeout=10_000)
         assert pane.header.text() == "10,000 photos"
-        assert pane.model.rowCount() == 200 and pane.model.canFetchMore()
+        assert _shown(pane) == 200 and pane.model.canFetchMore()
+        assert pane.model.month_headers() == ["January 2020"]
         qtbot.wait(200)
         # Only the rows on screen asked for thumbnails (these paths do not exist: broken-photo icons).
         assert 0 < pane.model.thumbnails.requested < 100
         pane.view.scrollToBottom()
-        qtbot.waitUntil(lambda: pane.model.rowCount() >= 400, timeout=10_000)
-        assert len(set(_ids(pane))) == pane.model.rowCount()
+        qtbot.waitUntil(lambda: _shown(pane) >= 400, timeout=10_000)
+        assert len(set(_ids(pane))) == _shown(pane)
+        assert pane.model.month_headers() == ["January 2020"]  # the second page goes on with the month
         qtmodeltester.check(pane.model)
     finally:
         pane.shutdown()

@@ -137,8 +137,8 @@ def test_markup_in_a_photo_file_name_shows_as_text_in_the_grid_and_viewer(window
     with qtbot.waitSignal(pane.folder_added, timeout=60_000):
         window.open_paths([folder])
     qtbot.waitUntil(lambda: any(photo.name == name for photo in pane.model.photos()), timeout=10_000)
-    row = next(r for r, photo in enumerate(pane.model.photos()) if photo.name == name)
-    index = pane.model.index(row)
+    photo = next(photo for photo in pane.model.photos() if photo.name == name)
+    index = pane.model.index_of(photo.id)  # the grid's rows also hold month headers
     assert_literal(index.data(Qt.ItemDataRole.ToolTipRole), name)
     viewer = pane.open_viewer(index.data(PhotoGridModel.PhotoRole))
     with qtbot.waitSignal(viewer.image_loaded, timeout=10_000):

@@ -22,6 +22,7 @@ from PySide6.QtMultimedia import (
 from PySide6.QtWidgets import QCheckBox, QDialog, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
 
 from gallery_app.core.errors import AppError
+from gallery_app.core.photos.filters import ALL_PHOTOS, PhotoFilter
 from gallery_app.core.photos.search import PhotoResults
 from gallery_app.ui.photos import jobs
 from gallery_app.ui.qt_pixels import pixel_buffer_from_qimage
@@ -69,9 +70,10 @@ class CameraDialog(QDialog):
     #: A message for the person (no camera, a playback error, a failed search).
     problem = Signal(str)
 
-    def __init__(self, services, parent: QWidget | None = None):
+    def __init__(self, services, parent: QWidget | None = None, *, where: PhotoFilter = ALL_PHOTOS):
         super().__init__(parent)
         self.services = services
+        self.where = where  # the photo pane's filter: a capture is searched among the photos it shows
         self.setWindowTitle("Search by camera")
         self.resize(720, 600)
         self.preview = QLabel("Starting the camera…")
@@ -199,7 +201,7 @@ class CameraDialog(QDialog):
         frame = pixel_buffer_from_qimage(image)  # the channel order as it really is in memory
         self.capture_button.setEnabled(False)
         self.message.setText("Searching for photos like this one…")
-        self._worker = Worker(jobs.search_pixels, self.services, frame, self.keep.isChecked())
+        self._worker = Worker(jobs.search_pixels, self.services, frame, self.keep.isChecked(), where=self.where)
         if self.keep.isChecked():
             self._worker.writing("the camera search")
         self._worker.signals.result.connect(self._found)

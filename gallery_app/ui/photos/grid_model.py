@@ -1,15 +1,21 @@
-"""The photo grid's model: every photo in the gallery, fetched in pages, or the hits of one search.
+"""The photo grid's model: the photos a filter keeps, fetched in pages, or the hits of one search.
 
-"All photos" rows come from the database a page at a time (``canFetchMore``/``fetchMore``), read on a
-worker with its own connection, so 10,000 photos cost one page of rows until the person scrolls.
-"Results" rows are a search's hits, each with its similarity. Thumbnails are loaded only for rows the
+Grid rows come from the database a page at a time (``canFetchMore``/``fetchMore``), read on a worker
+with its own connection, so 10,000 photos cost one page of rows until the person scrolls. They are
+newest first on the timeline, and a month header row ("May 2024") starts each month; the delegate
+(``grid_delegate.py``) paints it across the grid's width. "Results" rows are a search's hits, each
+with its similarity, in rank order, so they have no headers. Thumbnails are loaded only for rows the
 view paints (see ``thumbnails.py``).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import date
+
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
 
+from gallery_app.core.photos.filters import ALL_PHOTOS, PhotoFilter
 from gallery_app.core.photos.library import PhotoRecord, count_photos, list_photos
 from gallery_app.core.photos.search import PhotoResults
 from gallery_app.ui.photos.thumbnails import ThumbnailLoader
@@ -36,10 +42,28 @@ def describe_photo(photo: PhotoRecord, similarity: float | None = None) -> str:
     return "\n".join(lines)
 
 
-def _load_page(_context: WorkerContext, services, generation: int, offset: int, limit: int, with_count: bool):
+@dataclass(frozen=True)
+class MonthHeader:
+    """The row that starts a month of the timeline."""
+
+    month: str  # "2024-05", as ``taken_at`` starts
+
+    @property
+    def label(self) -> str:
+        year, month = self.month.split("-")
+        return f"{date(int(year), int(month), 1):%B %Y}"
+
+
+def month_of(photo: PhotoRecord) -> str:
+    return photo.taken_at[:7]
+
+
+def _load_page(_context: WorkerContext, services, where: PhotoFilter, generation: int, offset: int, limit: int,
+               with_count: bool):
     with services.connect() as conn:
-        total = count_photos(conn) if with_count else None
-        return generation, offset, list_photos(conn, limit=limit, offset=offset), total
+        total = count_photos(conn, where) if with_count else None
+        photos = list_photos(conn, limit=limit, offset=offset, where=where) if limit else []
+        return where, generation, offset, photos, total
 
 
 class PhotoGridModel(QAbstractListModel):
@@ -49,10 +73,11 @@ class PhotoGridModel(QAbstractListModel):
     IdRole = Qt.ItemDataRole.UserRole + 2
     PathRole = Qt.ItemDataRole.UserRole + 3
     SimilarityRole = Qt.ItemDataRole.UserRole + 4  # None when showing all photos
+    HeaderRole = Qt.ItemDataRole.UserRole + 5  # "May 2024" on a month header row, None on a photo
 
-    #: The number of photos in the gallery changed (or was first read).
+    #: The number of photos the filter keeps changed (or was first read).
     total_changed = Signal(int)
-    #: A page of "all photos" arrived (rows now loaded).
+    #: A page of the grid arrived (photos now loaded).
     page_loaded = Signal(int)
     thumbnail_failed = Signal(str)
     error = Signal(object)  # an AppError from a page load
@@ -65,10 +90,12 @@ class PhotoGridModel(QAbstractListModel):
         self.thumbnails = ThumbnailLoader(thumbnail_size, self)
         self.thumbnails.ready.connect(self._thumbnail_ready)
         self.thumbnails.failed.connect(self._thumbnail_failed)
-        self._photos: list[PhotoRecord] = []
-        self._similarities: list[float] | None = None  # set in results mode
-        self._row_of: dict[int, int] = {}
-        self._total = 0  # photos in the gallery (all-photos mode: rows there are to fetch)
+        self._rows: list[PhotoRecord | MonthHeader] = []  # what the view shows, headers included
+        self._photos: list[PhotoRecord] = []  # the photos among them, in order (the next page's offset)
+        self._similarities: list[float] | None = None  # set in results mode (no headers then: rows = photos)
+        self._row_of: dict[int, int] = {}  # photo id → row
+        self.where: PhotoFilter = ALL_PHOTOS
+        self._total = 0  # photos the filter keeps (grid mode: rows there are to fetch)
         self._generation = 0  # bumped on every reset, so late pages of an old listing are dropped
         self._fetching = False
         self.results: PhotoResults | None = None
@@ -82,14 +109,26 @@ class PhotoGridModel(QAbstractListModel):
     def total(self) -> int:
         return self._total
 
-    def show_all(self) -> None:
-        """Back to every photo in the gallery (newest first), re-read from the database."""
+    def show_all(self, where: PhotoFilter | None = None) -> None:
+        """Back to the grid of every photo ``where`` keeps (by default the filter already set), newest
+        first with month headers, re-read from the database."""
+        if where is not None:
+            self.where = where
         self._reset([], None)
         self.results = None
         self._load(0, with_count=True)
 
+    def set_filter(self, where: PhotoFilter) -> None:
+        """Keep what ``where`` keeps from now on: the grid is read again, a search's results stay on
+        screen (their count is the new filter's)."""
+        self.where = where
+        if self.showing_results:
+            self._load(0, with_count=True, count_only=True)
+        else:
+            self.show_all()
+
     def refresh(self) -> None:
-        """The gallery changed: re-read the count, and the rows too when showing all photos."""
+        """The gallery changed: re-read the count, and the rows too when showing the grid."""
         if self.showing_results:
             self._load(0, with_count=True, count_only=True)
         else:
@@ -104,8 +143,9 @@ class PhotoGridModel(QAbstractListModel):
         self._generation += 1
         self._fetching = False
         self._photos = list(photos)
+        self._rows = list(photos)
         self._similarities = similarities
-        self._row_of = {photo.id: row for row, photo in enumerate(self._photos)}
+        self._row_of = {photo.id: row for row, photo in enumerate(self._rows)}
         self.thumbnails.drop_queued()
         self.endResetModel()
 
@@ -121,14 +161,16 @@ class PhotoGridModel(QAbstractListModel):
 
     def _load(self, offset: int, *, with_count: bool = False, count_only: bool = False) -> None:
         self._fetching = self._fetching or not count_only
-        worker = Worker(_load_page, self.services, self._generation, offset, 0 if count_only else self.page_size,
-                        with_count)
+        worker = Worker(_load_page, self.services, self.where, self._generation, offset,
+                        0 if count_only else self.page_size, with_count)
         worker.signals.result.connect(lambda outcome, c=count_only: self._page_ready(outcome, c))
         worker.signals.error.connect(self._page_failed)
         self.services.run(worker)
 
     def _page_ready(self, outcome, count_only: bool) -> None:
-        generation, offset, photos, total = outcome
+        where, generation, offset, photos, total = outcome
+        if where != self.where:
+            return  # read for a filter the person has since changed: neither its count nor its rows apply
         if total is not None:
             self._total = total
             self.total_changed.emit(total)
@@ -139,15 +181,29 @@ class PhotoGridModel(QAbstractListModel):
             return  # a page that no longer fits (should not happen: one fetch at a time)
         fresh = [photo for photo in photos if photo.id not in self._row_of]
         if fresh:
-            first = len(self._photos)
-            self.beginInsertRows(QModelIndex(), first, first + len(fresh) - 1)  # last is inclusive
-            self._photos.extend(fresh)
-            for row in range(first, len(self._photos)):
-                self._row_of[self._photos[row].id] = row
-            self.endInsertRows()
+            self._append(fresh)
         if len(photos) < self.page_size:
             self._total = len(self._photos)  # photos were removed meanwhile: nothing more to fetch
         self.page_loaded.emit(len(self._photos))
+
+    def _append(self, fresh: list[PhotoRecord]) -> None:
+        """Add a page's photos after the loaded ones, with a header wherever a month starts (also
+        between pages: the page may go on with the month the last one ended in)."""
+        month = month_of(self._photos[-1]) if self._photos else None
+        rows: list[PhotoRecord | MonthHeader] = []
+        for photo in fresh:
+            if month_of(photo) != month:
+                month = month_of(photo)
+                rows.append(MonthHeader(month))
+            rows.append(photo)
+        first = len(self._rows)
+        self.beginInsertRows(QModelIndex(), first, first + len(rows) - 1)  # last is inclusive
+        self._rows.extend(rows)
+        self._photos.extend(fresh)
+        for row in range(first, len(self._rows)):
+            if isinstance(self._rows[row], PhotoRecord):
+                self._row_of[self._rows[row].id] = row
+        self.endInsertRows()
 
     def _page_failed(self, error) -> None:
         self._fetching = False
@@ -155,17 +211,21 @@ class PhotoGridModel(QAbstractListModel):
 
     # --- the Qt model ----------------------------------------------------------------------------
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self._photos)
+        return 0 if parent.isValid() else len(self._rows)
 
     def flags(self, index: QModelIndex | QPersistentModelIndex) -> Qt.ItemFlag:
         if not index.isValid():
             return Qt.ItemFlag.NoItemFlags
+        if isinstance(self._rows[index.row()], MonthHeader):
+            return Qt.ItemFlag.ItemNeverHasChildren  # a heading: neither clicked nor selected
         return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
-        if not index.isValid() or not 0 <= index.row() < len(self._photos) or index.column() != 0:
+        if not index.isValid() or not 0 <= index.row() < len(self._rows) or index.column() != 0:
             return None
-        photo = self._photos[index.row()]
+        photo = self._rows[index.row()]
+        if isinstance(photo, MonthHeader):
+            return photo.label if role in (Qt.ItemDataRole.DisplayRole, self.HeaderRole) else None
         similarity = self._similarities[index.row()] if self._similarities is not None else None
         if role == Qt.ItemDataRole.DisplayRole:
             stem = photo.name.rsplit(".", 1)[0].replace("_", " ")
@@ -184,11 +244,23 @@ class PhotoGridModel(QAbstractListModel):
             return similarity
         return None
 
-    def photo_at(self, row: int) -> PhotoRecord:
-        return self._photos[row]
+    def photo_at(self, row: int) -> PhotoRecord | None:
+        """The photo of a row; None on a month header."""
+        shown = self._rows[row]
+        return shown if isinstance(shown, PhotoRecord) else None
+
+    def index_of(self, photo_id: int) -> QModelIndex:
+        """The row of a loaded photo (an invalid index when it is not loaded)."""
+        row = self._row_of.get(int(photo_id))
+        return self.index(row) if row is not None else QModelIndex()
 
     def photos(self) -> list[PhotoRecord]:
+        """The photos loaded, in the order shown (headers left out)."""
         return list(self._photos)
+
+    def month_headers(self) -> list[str]:
+        """The month headers in the order shown ("May 2024", "March 2024", …)."""
+        return [row.label for row in self._rows if isinstance(row, MonthHeader)]
 
     def similarities(self) -> list[float] | None:
         return list(self._similarities) if self._similarities is not None else None

@@ -1,12 +1,14 @@
-"""The photos half of the window: the grid, the search box, and the ways photos come in.
+"""The photos half of the window: the grid, the search box, its filter and dates, and the ways photos come in.
 
 Every search and every import runs on a worker (``services.run``); the grid's rows and thumbnails load
-on demand. Without a CLIP model the grid still shows the photos, and the search box says what is
-missing and how to get it.
+on demand. The filter (all photos, a folder's, a chat's) and the range of days limit the grid and every
+search alike, through one ``PhotoFilter``. Without a CLIP model the grid still shows the photos, and the
+search box says what is missing and how to get it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
@@ -16,13 +18,17 @@ from PySide6.QtWidgets import (
 )
 
 from gallery_app.core.errors import AppError, ModelNotAvailable
+from gallery_app.core.photos.filters import ALL_PHOTOS, PhotoFilter
 from gallery_app.core.photos.indexer import IndexSummary
 from gallery_app.core.photos.library import PhotoRecord
 from gallery_app.core.photos.preparing import PHOTO_SUFFIXES, is_photo_file
 from gallery_app.core.photos.search import PhotoResults
 from gallery_app.ui.photos import jobs
 from gallery_app.ui.photos.camera import CameraDialog
+from gallery_app.ui.photos.collection_filter import CollectionFilter
+from gallery_app.ui.photos.date_range import DateRangeBar, describe_days
 from gallery_app.ui.photos.duplicates import DuplicatesDialog
+from gallery_app.ui.photos.grid_delegate import PhotoGridDelegate
 from gallery_app.ui.photos.grid_model import THUMBNAIL_SIZE, PhotoGridModel
 from gallery_app.ui.photos.viewer import PhotoViewer
 from gallery_app.ui.plain_text import plain_label, tooltip
@@ -35,12 +41,17 @@ def count_text(count: int) -> str:
     return f"{count:,} photo" + ("" if count == 1 else "s")
 
 
+def _then(text: str, scope: str) -> str:
+    return f"{text} {scope}" if scope else text
+
+
 class PhotoPane(QWidget):
-    """``PhotoPane(services)``: header with the count, search box, actions, and the grid."""
+    """``PhotoPane(services)``: header with what is shown and the actions, search box with its filter
+    and dates, and the grid."""
 
     #: A search's results are on screen (text, similar, upload, camera).
     results_shown = Signal(object)
-    #: The gallery's photo count, whenever it is (re)read.
+    #: How many photos the filter keeps (the whole gallery's when it keeps all), whenever it is (re)read.
     count_changed = Signal(int)
     #: None when photo search can run; else the ModelNotAvailable saying what is missing.
     clip_checked = Signal(object)
@@ -60,6 +71,13 @@ class PhotoPane(QWidget):
         self.duplicates_dialog: DuplicatesDialog | None = None
         self._search_serial = 0
         self._pending_click: int | None = None
+        #: What the grid and every search keep: the filter's folder or chat and the range of days.
+        self.where: PhotoFilter = ALL_PHOTOS
+        self.collection: jobs.PhotoCollection = jobs.EVERY_PHOTO  # the folder or chat ``where`` keeps
+        #: The search shown or under way, run again when the filter changes (None for the grid, an upload
+        #: or a camera frame: those are not searched again).
+        self._rerun: Callable[[], Worker | None] | None = None
+        self._refusal: str | None = None  # the status line's "the range starts after it ends", while shown
 
         self.header = plain_label(count_text(0))
         font = self.header.font()
@@ -78,8 +96,15 @@ class PhotoPane(QWidget):
         escape.triggered.connect(self._escape)
         self.search_box.addAction(escape)
 
-        self.all_button = QPushButton("All photos")
-        self.all_button.clicked.connect(self._escape)
+        self.filter = CollectionFilter()
+        self.filter.chosen.connect(self._filter_changed)
+        self.dates = DateRangeBar()
+        self.dates.changed.connect(self._filter_changed)
+
+        self.clear_search_button = QPushButton("Clear search")
+        self.clear_search_button.setToolTip("Back from the search results to the photos the filter shows (Esc)")
+        self.clear_search_button.setEnabled(False)
+        self.clear_search_button.clicked.connect(self._escape)
         self.add_folder_button = QPushButton("Add folder…")
         self.add_folder_button.clicked.connect(self.choose_folder)
         self.upload_button = QPushButton("Upload photo…")
@@ -101,11 +126,12 @@ class PhotoPane(QWidget):
         self.view.setViewMode(QListView.ViewMode.IconMode)
         self.view.setResizeMode(QListView.ResizeMode.Adjust)
         self.view.setMovement(QListView.Movement.Static)
-        self.view.setUniformItemSizes(True)
+        # No grid size and no uniform sizes: month headers are as wide as the view (grid_delegate.py).
+        self.view.setSpacing(4)
         self.view.setLayoutMode(QListView.LayoutMode.Batched)  # lay out big pages in steps, not all at once
         self.view.setBatchSize(200)
         self.view.setIconSize(QSize(THUMBNAIL_SIZE, THUMBNAIL_SIZE))
-        self.view.setGridSize(QSize(THUMBNAIL_SIZE + 24, THUMBNAIL_SIZE + 40))
+        self.view.setItemDelegate(PhotoGridDelegate(self.view, QSize(THUMBNAIL_SIZE + 16, THUMBNAIL_SIZE + 32)))
         self.view.setWordWrap(True)
         self.view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.view.setSelectionMode(QListView.SelectionMode.SingleSelection)
@@ -116,32 +142,54 @@ class PhotoPane(QWidget):
         self._click_timer.setSingleShot(True)
         self._click_timer.timeout.connect(self._single_click)
 
-        actions = QHBoxLayout()
-        actions.addWidget(self.search_box, 1)
-        for button in (self.all_button, self.add_folder_button, self.upload_button, self.camera_button,
-                       self.duplicates_button):
-            actions.addWidget(button)
+        top = QHBoxLayout()
+        top.addWidget(self.header, 1)
+        for button in (self.add_folder_button, self.upload_button, self.camera_button, self.duplicates_button):
+            top.addWidget(button)
+        searching = QHBoxLayout()
+        searching.addWidget(self.search_box, 1)
+        searching.addWidget(self.filter)
+        searching.addWidget(self.dates)
+        searching.addWidget(self.clear_search_button)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.header)
-        layout.addLayout(actions)
+        layout.addLayout(top)
+        layout.addLayout(searching)
         layout.addWidget(self.status_line)
         layout.addWidget(self.view, 1)
+        # Keyboard order: the search box first (it has the focus when the pane opens), then what limits
+        # it, the actions, and the grid.
+        chain = [self.search_box, self.filter, self.dates.toggle, self.dates.since_edit, self.dates.until_edit,
+                 self.clear_search_button, self.add_folder_button, self.upload_button, self.camera_button,
+                 self.duplicates_button, self.view]
+        for before, after in zip(chain, chain[1:]):
+            QWidget.setTabOrder(before, after)
         self.setAcceptDrops(True)
 
         services.data_changed.connect(self._data_changed)
         services.models_reset.connect(self._check_clip)
-        self.model.show_all()
+        self.model.show_all(self.where)
+        self._load_collections()
         self._check_clip()
 
     # --- public API ------------------------------------------------------------------------------
     def refresh(self) -> None:
-        """Re-read the count (and the rows when all photos are shown) after the gallery changed."""
+        """Re-read the count (and the rows when the grid is shown) and the filter's choices after the
+        gallery or the chats changed."""
         self.model.refresh()
+        self._load_collections()
 
     def show_all(self) -> None:
+        """Back to the grid: every photo the filter and dates keep, by month."""
         self._search_serial += 1  # results still on their way are no longer wanted
-        self.model.show_all()
+        self._rerun = None
+        self.model.show_all(self.where)
+        self.clear_search_button.setEnabled(False)
         self.status_line.setText(" ")
+
+    def scope(self) -> str:
+        """Where the shown photos are: "in “Weekend away” from 1 May 2024 to 31 May 2024", "" for all."""
+        days = describe_days(self.where.since, self.where.until)
+        return " ".join(part for part in (self.collection.place, days) if part)
 
     def search_text(self, query: str) -> Worker | None:
         query = query.strip()
@@ -150,12 +198,16 @@ class PhotoPane(QWidget):
             return None
         if self.search_box.text().strip() != query:
             self.search_box.setText(query)
-        self.status_line.setText(f"Searching for “{query}”…")
-        return self._search(Worker(jobs.search_text, self.services, query))
+        self.status_line.setText(_then(f"Searching for “{query}”", self.scope()) + "…")
+        worker = self._search(Worker(jobs.search_text, self.services, query, where=self.where))
+        self._rerun = lambda: self.search_text(query)
+        return worker
 
     def show_similar(self, photo_id: int) -> Worker:
-        self.status_line.setText("Looking for similar photos…")
-        return self._search(Worker(jobs.search_similar, self.services, int(photo_id)))
+        self.status_line.setText(_then("Looking for similar photos", self.scope()) + "…")
+        worker = self._search(Worker(jobs.search_similar, self.services, int(photo_id), where=self.where))
+        self._rerun = lambda: self.show_similar(photo_id)
+        return worker
 
     def upload(self, paths: list[Path]) -> Worker | None:
         """Search by each photo and add it to the gallery (Upload photo…, or files dropped on the window)."""
@@ -167,7 +219,7 @@ class PhotoPane(QWidget):
             return None
         label = f"Adding {photos[0].name}" if len(photos) == 1 else f"Adding {len(photos)} photos"
         self.status_line.setText(label + "…")
-        worker = Worker(jobs.upload, self.services, photos).writing("the photo upload")
+        worker = Worker(jobs.upload, self.services, photos, where=self.where).writing("the photo upload")
         return self._search(worker, label=label, on_result=self._upload_done)
 
     def add_folder(self, path: Path | str) -> Worker:
@@ -188,8 +240,8 @@ class PhotoPane(QWidget):
         if self.camera_dialog is not None:
             self.camera_dialog.close()
             self.camera_dialog.deleteLater()
-        dialog = CameraDialog(self.services, self)
-        dialog.results_ready.connect(self._results_ready)
+        dialog = CameraDialog(self.services, self, where=self.where)
+        dialog.results_ready.connect(self._camera_results)
         dialog.open()
         self.camera_dialog = dialog
         return dialog
@@ -239,6 +291,7 @@ class PhotoPane(QWidget):
     def _search(self, worker: Worker, *, label: str | None = None, on_result=None) -> Worker:
         """Start a search; only the newest one's results (``on_result(result, serial)``) reach the grid."""
         self._search_serial += 1
+        self._rerun = None  # search_text and show_similar set theirs once started
         serial = self._search_serial
         on_result = on_result or self._results_ready
         worker.signals.result.connect(lambda result: on_result(result, serial))
@@ -247,19 +300,26 @@ class PhotoPane(QWidget):
 
     def _results_ready(self, results: PhotoResults, serial: int | None = None) -> None:
         if serial is not None and serial != self._search_serial:
-            return  # a newer search (or "All photos") came after this one
+            return  # a newer search (or "Clear search", or another filter) came after this one
         self.model.show_results(results)
         self.view.scrollToTop()
-        self.status_line.setText(f"{results.describe()} — {results.query}")
+        self.clear_search_button.setEnabled(True)
+        self.status_line.setText(_then(f"{results.describe()} — {results.query}", self.scope()))
         self.results_shown.emit(results)
+
+    def _camera_results(self, results: PhotoResults) -> None:
+        self._search_serial += 1  # the capture is the newest search: one still under way is not wanted
+        self._rerun = None
+        self._results_ready(results)
 
     def _upload_done(self, outcome: jobs.UploadOutcome, serial: int) -> None:
         if outcome.results is not None and serial == self._search_serial:  # else a newer search is shown
             self._results_ready(outcome.results)
-            self.status_line.setText(outcome.describe())
+            self.status_line.setText(_then(outcome.describe(), self.scope()))
 
     def _search_failed(self, error: AppError, serial: int) -> None:
         if serial == self._search_serial:
+            self._rerun = None  # the grid stays; another filter must not repeat the failure
             self._show_error(error)
 
     def _show_error(self, error: AppError) -> None:
@@ -267,6 +327,42 @@ class PhotoPane(QWidget):
             self._clip_state(error)
         self.status_line.setText(str(error))
         self.problem.emit(str(error))
+
+    # --- the filter and the dates ----------------------------------------------------------------
+    def _load_collections(self) -> None:
+        worker = Worker(jobs.photo_collections, self.services)
+        worker.signals.result.connect(self._collections_ready)
+        worker.signals.error.connect(self._show_error)
+        self.services.run(worker)
+
+    def _collections_ready(self, collections: jobs.PhotoCollections) -> None:
+        self.dates.suggest(collections.first_day, collections.last_day)
+        self.filter.set_collections(collections.choices)  # emits chosen when the chosen one is gone
+        if self.collection.key == self.filter.current().key:
+            self.collection = self.filter.current()  # its title may have changed
+            self._count_read(self.model.total)
+
+    def _filter_changed(self, *_args) -> None:
+        collection = self.filter.current()
+        try:
+            where = collection.photo_filter(*self.dates.days())
+        except AppError as refused:  # e.g. a range that starts after it ends: the grid stays as it was
+            self.dates.mark_invalid(str(refused))
+            self._show_error(refused)
+            self._refusal = self.status_line.text()
+            return
+        self.dates.mark_invalid(None)
+        if self._refusal is not None and self.status_line.text() == self._refusal:
+            self.status_line.setText(" ")
+        self._refusal = None
+        if where == self.where:
+            return
+        self.where, self.collection = where, collection
+        if self._rerun is not None:
+            self.model.set_filter(where)
+            self._rerun()  # the same words or photo, inside the new filter
+        else:
+            self.show_all()
 
     # --- CLIP availability -------------------------------------------------------------------------
     def _check_clip(self) -> None:
@@ -289,11 +385,11 @@ class PhotoPane(QWidget):
 
     # --- reactions ---------------------------------------------------------------------------------
     def _count_read(self, count: int) -> None:
-        self.header.setText(count_text(count))
+        self.header.setText(_then(count_text(count), self.scope()))
         self.count_changed.emit(count)
 
     def _data_changed(self, what: str) -> None:
-        if what == "photos":
+        if what in ("photos", "chats"):  # a chat import adds the photos its export holds
             self.refresh()
 
     def _folder_done(self, summary: IndexSummary | None) -> None:
