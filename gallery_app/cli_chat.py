@@ -6,7 +6,6 @@ import argparse
 import contextlib
 import json
 import os
-import re
 import shutil
 import signal
 import sys
@@ -15,7 +14,7 @@ import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
-from gallery_app.cli_progress import ProgressBar
+from gallery_app.cli_progress import ProgressBar, terminal_text
 
 
 #: Marks the lines of a passage's best-matching messages.
@@ -27,7 +26,7 @@ def _print_passages(found, stream=None, lines=None) -> None:
     stream = stream or sys.stdout
     searched = found.search_query != found.question
     def show(text: str) -> None:
-        print(_terminal_text(text), file=stream)
+        print(terminal_text(text), file=stream)
 
     show(found.retrieval.describe() + (f" (searched for: {found.search_query})" if searched else ""))
     for match in found.retrieval.matches:
@@ -67,37 +66,58 @@ def cmd_parse(args: argparse.Namespace) -> int:
 TELL_ESTIMATE_AFTER_S = 60
 
 
+#: The import's stages that draw a bar, and its label (stage names: core.chat.importer.ImportProgress).
+IMPORT_BARS = {"photos": ("Adding photos", "photos"), "embedded": ("Embedding messages", "passages")}
+
+
 def cmd_import(args: argparse.Namespace) -> int:
+    from gallery_app.cli_photos import vision_if_here
     from gallery_app.core.chat.importer import import_chat
     from gallery_app.core.errors import Cancelled
     from gallery_app.core.models.loading import open_text_embedder
 
     conn = _open_store()
     embedder = open_text_embedder(args.embedder)
+    # Photos are embedded when CLIP is here, else recorded without vectors (the summary says so).
+    vision, no_vision = vision_if_here(args.vision)
     bars: dict[str, ProgressBar] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
-        if stage == "embedded" and total:
-            bars.setdefault(stage, ProgressBar("Embedding messages", unit="passages"))(done, total)
+        if stage not in IMPORT_BARS or not total:
+            return
+        if stage not in bars:
+            close_bars()  # one bar per line: the photos' ends before the passages' starts
+            label, unit = IMPORT_BARS[stage]
+            bars[stage] = ProgressBar(label, unit=unit)
+        bars[stage](done, total)
+
+    def close_bars() -> None:
+        for bar in bars.values():
+            bar.close()
+        bars.clear()
 
     def tell(estimate) -> None:
         if estimate.seconds > TELL_ESTIMATE_AFTER_S:
             print(f"{estimate.describe()} Ctrl+C stops; importing again continues where it stopped.", flush=True)
 
-    with _stop_on_first_ctrl_c() as stop:
-        for file in args.files:
-            try:
-                summary = import_chat(conn, Path(file), embedder, progress=progress, on_estimate=tell,
-                                      cancel=stop.is_set)
-            except KeyboardInterrupt:
-                # Every finished step is committed: stopping here loses at most the batch being embedded.
-                raise Cancelled("The import was stopped; everything it had finished is kept.",
-                                hint="Run the same import again to continue.") from None
-            finally:
-                for bar in bars.values():
-                    bar.close()
-                bars.clear()
-            print(summary.describe())
+    try:
+        with _stop_on_first_ctrl_c() as stop:
+            for file in args.files:
+                try:
+                    summary = import_chat(conn, Path(file), embedder, progress=progress, on_estimate=tell,
+                                          cancel=stop.is_set, vision=vision)
+                except KeyboardInterrupt:
+                    # Every finished step is committed: stopping here loses at most the batch being embedded.
+                    raise Cancelled("The import was stopped; everything it had finished is kept.",
+                                    hint="Run the same import again to continue.") from None
+                finally:
+                    close_bars()
+                print(terminal_text(summary.describe()))
+                if summary.photos and summary.photos.without_vectors and no_vision is not None:
+                    print(f"Note: {no_vision}", file=sys.stderr)
+    finally:
+        if vision is not None:
+            vision.release()
     return 0
 
 
@@ -153,14 +173,6 @@ def _sources(answer) -> str:
     return f"Sources: {cited}" if cited else ""
 
 
-#: Control characters (escape sequences among them) in chat text or an answer are shown, never obeyed.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def _terminal_text(text: str) -> str:
-    return _CONTROL.sub("\ufffd", text.replace("\t", " "))
-
-
 def _rows(text: str, columns: int) -> int:
     """Terminal rows ``text`` takes from the start of a line (wide characters count twice)."""
     def width(line: str) -> int:
@@ -189,7 +201,7 @@ class _AnswerPrinter:
     def piece(self, text: str) -> None:
         if not self.live:
             return
-        text = _terminal_text(text)
+        text = terminal_text(text)
         self.stream.write((self.DIM if not self.shown else "") + text)
         self.stream.flush()
         self.shown += text
@@ -202,7 +214,7 @@ class _AnswerPrinter:
 
     def final(self, text: str) -> None:
         self._erase()
-        self.stream.write(_terminal_text(text) + "\n")
+        self.stream.write(terminal_text(text) + "\n")
         self.stream.flush()
 
     def abandon(self) -> None:
@@ -225,9 +237,9 @@ def _ask(session, question: str, show_prompt: bool) -> None:
             elif isinstance(event, Answer):
                 printer.final(event.text or "No answer was written.")
                 if _sources(event):
-                    print(_terminal_text(_sources(event)))
+                    print(terminal_text(_sources(event)))
                 if show_prompt and event.prompt is not None:
-                    print(f"\n── prompt sent ({len(event.prompt.tokens)} tokens) ──\n{_terminal_text(event.prompt.text)}"
+                    print(f"\n── prompt sent ({len(event.prompt.tokens)} tokens) ──\n{terminal_text(event.prompt.text)}"
                           "\n── end of prompt ──")
             elif isinstance(event, AnswerPiece):
                 printer.piece(event.text)
@@ -342,10 +354,14 @@ def add_chat_commands(commands: argparse._SubParsersAction) -> None:
                                description="Parse a _chat.txt or export .zip; one JSON object per message.")
     parse.add_argument("file")
     parse.set_defaults(handler=cmd_parse)
-    imp = actions.add_parser("import", help="import WhatsApp exports (_chat.txt or .zip)",
-                             description="Import chats; importing a longer export again adds only new messages.")
+    imp = actions.add_parser("import", help="import WhatsApp exports (_chat.txt or .zip), their photos too",
+                             description="Import chats; importing a longer export again adds only new messages. "
+                                         "The photos the messages attach join the gallery, with who sent them "
+                                         "and when (photos list --chat ID).")
     imp.add_argument("files", nargs="+")
     model_options(imp, llm=False)
+    imp.add_argument("--vision", metavar="SETTING",
+                     help="clip-vision model for the export's photos (without one they are added unsearchable)")
     imp.set_defaults(handler=cmd_import)
     listing = actions.add_parser("list", help="list imported chats", description="List the imported chats.")
     listing.set_defaults(handler=cmd_list)

@@ -1,7 +1,8 @@
-"""The CLI's one-line progress bar, shared by every command that shows one."""
+"""What the commands write on a terminal: the one-line progress bar, and text from chats made safe to print."""
 
 from __future__ import annotations
 
+import re
 import sys
 
 from gallery_app.core.eta import TimeLeft, describe_time_left
@@ -37,3 +38,12 @@ class ProgressBar:
 
     def close(self) -> None:
         self.stream.write("\n")
+
+
+#: Control characters (escape sequences among them) in chat text or an answer are shown, never obeyed.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_text(text: str) -> str:
+    """``text`` (a chat's, a model's) as it may be printed: control characters become \ufffd, tabs spaces."""
+    return _CONTROL.sub("\ufffd", text.replace("\t", " "))

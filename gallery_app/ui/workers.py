@@ -1,7 +1,8 @@
 """Long work off the GUI thread: a QRunnable that runs a function and reports through signals.
 
-The function receives a ``WorkerContext`` and may call ``context.progress(done, total)`` and
-check ``context.cancelled`` between items (or tokens). If it returns a generator, each yielded
+The function receives a ``WorkerContext`` and may call ``context.progress(done, total)``, name the
+step it is on with ``context.step("Adding photos…")`` and check ``context.cancelled`` between items
+(or tokens). If it returns a generator, each yielded
 value is emitted as ``yielded``, which makes streaming (LLM tokens, search results) natural.
 Errors arrive as ``error(AppError)``; anything else unexpected is wrapped so the UI can show it.
 A job that writes to the database is marked ``Worker(...).writing("the chat import")``: the pool runs
@@ -56,6 +57,8 @@ def _run_below_the_gui_thread() -> None:
 class WorkerSignals(QObject):
     started = Signal()
     progress = Signal(int, int)
+    #: The step the job is on now ("Adding photos…"): the status bar's label follows it.
+    step = Signal(str)
     yielded = Signal(object)
     result = Signal(object)
     error = Signal(object)  # an AppError
@@ -74,6 +77,10 @@ class WorkerContext:
 
     def progress(self, done: int, total: int) -> None:
         self._signals.progress.emit(int(done), int(total))
+
+    def step(self, text: str) -> None:
+        """The job moved on to another step; its progress from here counts that step's work."""
+        self._signals.step.emit(text)
 
 
 class Worker(QRunnable):

@@ -26,6 +26,9 @@ class StatusKind(Enum):
     SEARCHING = "Searching your chats…"
     LOADING_LLM = "Loading the language model…"
     READING_FILE = "Reading {subject}…"
+    # The steps of an import after its messages are stored (a job's status bar label names them).
+    ADDING_PHOTOS = "Adding photos…"
+    EMBEDDING_MESSAGES = "Embedding messages…"
 
     @property
     def loads_a_model(self) -> bool:

@@ -58,12 +58,14 @@ class PhotoRecord:
     def taken_time(self) -> datetime:
         return datetime.fromisoformat(self.taken_at)
 
-    def describe(self) -> str:
-        """One line for lists: ``#12  2023-06-01 14:03  4032×3024  Apple iPhone 12  /path/to/photo.jpg``."""
+    def describe(self, origin: str = "") -> str:
+        """One line for lists: ``#12  2023-06-01 14:03  4032×3024  Apple iPhone 12  [folder]  /path/to/photo.jpg``;
+        ``origin`` follows the source (a chat photo's "Sent by Maya in “Weekend away” on …")."""
         when = self.captured_at.replace("T", " ")[:16] if self.captured_at else "-"
         place = f"  {self.latitude:.4f},{self.longitude:.4f}" if self.latitude is not None else ""
         camera = f"  {self.camera}" if self.camera else ""
-        return f"#{self.id}  {when}  {self.width}×{self.height}{camera}{place}  [{self.source}]  {self.shown_path}"
+        source = f"[{self.source}]" + (f" {origin}" if origin else "")
+        return f"#{self.id}  {when}  {self.width}×{self.height}{camera}{place}  {source}  {self.shown_path}"
 
 
 COLUMNS = tuple(f.name for f in fields(PhotoRecord))

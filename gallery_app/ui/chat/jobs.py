@@ -8,7 +8,7 @@ are generators: what they yield reaches the pane, in order, through ``signals.yi
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -79,22 +79,25 @@ def load_chat(context: WorkerContext, services, chat_id: int) -> ChatContents:
 
 def import_files(context: WorkerContext, services,
                  paths: Sequence[Path]) -> Iterator[Status | Imported | ImportFailed]:
-    """Imports each file in turn; a file that is not a chat is reported and the others still go in."""
+    """Imports each file in turn; a file that is not a chat is reported and the others still go in.
+
+    The photos of an export join the gallery, embedded when the CLIP model is here and recorded without
+    vectors otherwise (the summary says so): a missing photo model never stops a chat import. The status
+    bar names each step ("Adding photos…", then "Embedding messages…") with its own progress."""
     if not services.loaded(Role.TEXT_EMBEDDER):
         yield Status(StatusKind.LOADING_EMBEDDER)
     embedder = services.text_embedder()  # ModelNotAvailable ends the job with its message and hint
-
-    def progress(stage: str, done: int, total: int) -> None:
-        if stage == "embedded":
-            context.progress(done, total)
-
+    vision = _clip_vision_if_here(services)
+    stage = _StageSteps(context, photos_added=lambda: services.data_changed.emit("photos"))
     with services.connect() as conn:
         for path in paths:
             if context.cancelled:
                 raise Cancelled("The import was cancelled.")
             yield Status(StatusKind.READING_FILE, path.name)
+            stage.reset()
             try:
-                summary = import_chat(conn, Path(path), embedder, progress=progress, cancel=lambda: context.cancelled)
+                summary = import_chat(conn, Path(path), embedder, progress=stage.progress,
+                                      cancel=lambda: context.cancelled, vision=vision)
             except Cancelled:
                 raise
             except AppError as error:
@@ -104,7 +107,60 @@ def import_files(context: WorkerContext, services,
                 log.exception("importing %s failed", path)
                 yield ImportFailed(Path(path), AppError(f"{path.name} could not be imported ({type(exc).__name__}: {exc})."))
                 continue
+            finally:
+                stage.finish()  # also after a cancel or a failure: the photos added so far are in the gallery
             yield Imported(Path(path), summary)
+
+
+def _clip_vision_if_here(services):
+    """The CLIP vision model, or None when it is missing or unusable (the photos then wait for it)."""
+    try:
+        return services.clip_vision()
+    except ModelError as missing:
+        log.info("chat photos are imported without vectors: %s", missing)
+        return None
+
+
+class _StageSteps:
+    """Turns the importer's stages into the job's steps and progress: "photos" (the export's photos into the
+    gallery), then "embedded" (the passages' vectors). The photo grid hears of new photos as soon as they are
+    in, not after the passages (which take longer)."""
+
+    def __init__(self, context: WorkerContext, photos_added: Callable[[], None]):
+        self.context = context
+        self.photos_added = photos_added
+        self.reset()
+
+    def reset(self) -> None:
+        """A new file: its steps start afresh."""
+        self.step: StatusKind | None = None
+        self.photos_pending = False  # photos were (maybe) added and the grid was not told yet
+
+    def progress(self, stage: str, done: int, total: int) -> None:
+        if stage == "photos":
+            if self.step is StatusKind.EMBEDDING_MESSAGES:
+                return  # the photos were done: the importer's last report repeats it
+            self.photos_pending = True
+            self._enter(StatusKind.ADDING_PHOTOS)
+            self.context.progress(done, total)
+            if done >= total:
+                self.finish()
+                # Embedding comes next, and reports its first progress only after two batches (with the
+                # estimate): the label moves on now rather than show finished photos meanwhile.
+                self._enter(StatusKind.EMBEDDING_MESSAGES)
+        elif stage == "embedded":
+            self._enter(StatusKind.EMBEDDING_MESSAGES)
+            self.context.progress(done, total)
+
+    def finish(self) -> None:
+        if self.photos_pending:
+            self.photos_pending = False
+            self.photos_added()
+
+    def _enter(self, step: StatusKind) -> None:
+        if step is not self.step:
+            self.step = step
+            self.context.step(Status(step).text)
 
 
 def switch_embedder(context: WorkerContext, services, setting: str) -> str:

@@ -166,6 +166,7 @@ class ChatPane(QWidget):
         turn = self._add_turn(TextTurn("note", f"Importing {names}…"))
         worker = Worker(jobs.import_files, self.services, paths).writing("the chat import")
         worker.signals.progress.connect(turn.show_progress)
+        worker.signals.step.connect(lambda text: turn.set_status(text) if shiboken6.isValid(turn) else None)
         worker.signals.yielded.connect(lambda event: self._import_event(turn, event))
         worker.signals.error.connect(lambda error: self._import_failed(turn, error))
         worker.signals.cancelled.connect(lambda: self._import_finished(turn, "Import cancelled: nothing was changed."))
