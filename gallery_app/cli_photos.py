@@ -177,6 +177,11 @@ def cmd_add(args: argparse.Namespace) -> int:
         if len(summary.skipped) > SHOWN_SKIPS:
             print(f"  … and {len(summary.skipped) - SHOWN_SKIPS} more skipped files")
     if vision is not None:
+        # Photos recorded while CLIP was missing (a chat's, another folder's) are embedded now: an unchanged
+        # file is never read again, so nothing else would give them a vector.
+        waiting = PhotoIndexer(conn, vision, workers=args.workers).embed_missing()
+        if waiting:
+            print(f"{waiting} photos recorded before the CLIP model was here are now searchable.")
         vision.release()
     return 0
 

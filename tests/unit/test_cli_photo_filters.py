@@ -131,3 +131,19 @@ def test_every_search_stays_inside_the_filters(test_clip, gallery, capsys, tmp_p
     assert len(similar) == 1 and "beach-102.jpg" in similar[0]  # never itself, never a chat photo
     similar_sent = found("photos", "similar", str(folder / "beach-101.jpg"), "--chat", "1", "--from", "2024-05-18")
     assert len(similar_sent) == 3 and all("Sent by" in hit for hit in similar_sent)
+
+
+def test_photos_added_before_clip_become_searchable_with_the_next_photos_add(tmp_path, capsys, monkeypatch,
+                                                                          test_clip_folder):
+    lines, members = photo_chat(3)
+    export = write_export(tmp_path / "WhatsApp Chat - Weekend away.zip", lines, members)
+    assert main(["chat", "import", str(export)]) == 0  # no CLIP yet: recorded without vectors
+    folder = tmp_path / "later"
+    folder.mkdir()
+    (folder / "one.jpg").write_bytes(jpeg_bytes(7))
+    capsys.readouterr()
+    monkeypatch.setenv("GALLERY_APP_MODELS_DIR", str(test_clip_folder[0]))  # CLIP arrives
+    assert main(["photos", "add", str(folder)]) == 0
+    assert "3 photos recorded before the CLIP model was here are now searchable." in capsys.readouterr().out
+    assert main(["photos", "search", "a beach", "-k", "10", "--chat", "1"]) == 0
+    assert len(hits(capsys.readouterr().out)) == 3
