@@ -33,20 +33,19 @@ def load_demo_data(conn: apsw.Connection, embedder, vision, *, progress: Callabl
     chats = resources.demo_chat_files()
     steps = len(chats) + 1
     lines = []
-    # Photos first: the demo chat that sent two of them then links them instead of copying them again.
-    photos = resources.demo_photo_files()
-    if photos:
-        progress(0, steps)
-        summary = PhotoIndexer(conn, vision, cancel=cancel).add_folder(photos[0].parent)
-        if summary.cancelled:
-            return lines
-        lines.append(summary.describe())
-    for done, chat in enumerate(chats, start=1):
+    for done, chat in enumerate(chats):
         if cancel is not None and cancel():
             return lines
         progress(done, steps)
         if embedder is not None:
             lines.append(import_chat(conn, chat, embedder, cancel=cancel, vision=vision).describe())
+    # The demo chat "Cat sitting" sent two of these photos: the folder's files take the place of its copies.
+    photos = resources.demo_photo_files()
+    if photos:
+        summary = PhotoIndexer(conn, vision, cancel=cancel).add_folder(photos[0].parent)
+        if summary.cancelled:
+            return lines
+        lines.append(summary.describe())
     if embedder is None:
         return lines  # the chats come on a later start, once a text embedder is here
     with atomic(conn):

@@ -221,3 +221,24 @@ def test_an_import_cancelled_while_adding_photos_keeps_the_messages_and_the_next
     assert sorted(p.name for p in paths.data_dir().rglob("*.jpg") if "chats" in p.parts) == sorted(
         {"00000001-PHOTO-2024-05-18-16-02-00.jpg", "00000002-PHOTO-2024-05-18-16-05-00.jpg",
          "00000003-PHOTO-2024-05-19-09-00-00.jpg"})  # the copies left by the first run were used, not doubled
+
+
+def test_a_folder_added_after_the_chat_takes_the_place_of_the_chats_copies(conn, tmp_path, test_clip):
+    vision, _text, _weights = test_clip
+    summary = import_chat(conn, export_zip(tmp_path / "weekend.zip", WEEKEND, MEDIA), WordHashEmbedder(),
+                          vision=vision)
+    copy = next(p for p in list_photos(conn) if p.name == "00000001-PHOTO-2024-05-18-16-02-00.jpg")
+    folder = tmp_path / "Pictures"
+    folder.mkdir()
+    (folder / "cottage.jpg").write_bytes(MEDIA["00000001-PHOTO-2024-05-18-16-02-00.jpg"])
+    PhotoIndexer(conn, vision, workers=1).add_folder(folder)
+    assert count_photos(conn) == 3  # not shown twice
+    adopted = next(p for p in list_photos(conn) if p.id == copy.id)
+    assert (adopted.name, adopted.source) == ("cottage.jpg", "folder")
+    assert not Path(copy.path).exists()  # the app's copy is gone, the person's file stays
+    assert [c.sender for c in chat_context(conn, [copy.id])[copy.id]] == ["Maya", "Maya"]
+    assert adopted.id in {p.id for p in list_photos(conn, where=PhotoFilter(chat_id=summary.chat_id))}
+    (table,) = [t for t in list_vector_tables(conn) if t.kind == "photos"]
+    uploads_or_folders = {n.rowid for n in search(conn, table, np.ones(table.dims, np.float32),
+                                                  model_key=table.model_key, k=10, where={"source": "folder"})}
+    assert uploads_or_folders == {copy.id}  # the vector's source followed

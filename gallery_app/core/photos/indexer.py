@@ -23,6 +23,7 @@ from pathlib import Path
 import apsw
 import numpy as np
 
+from gallery_app.core import paths
 from gallery_app.core.errors import AppError
 from gallery_app.core.models.runtimes.clip import ClipVisionEncoder
 from gallery_app.core.photos import library
@@ -30,7 +31,8 @@ from gallery_app.core.photos.decode import PhotoSkipped
 from gallery_app.core.file_names import printable
 from gallery_app.core.photos.library import PhotoRecord, PhotoSource
 from gallery_app.core.photos.photo_vectors import (
-    delete_photo_vectors, photos_without_vectors, refresh_timeline, store_photo_vectors, stored_vectors, vector_rowids,
+    delete_photo_vectors, photos_without_vectors, refresh_timeline, refresh_vector_metadata, store_photo_vectors,
+    stored_vectors, vector_rowids,
 )
 from gallery_app.core.photos.preparing import PreparedPhoto, is_photo_file, prepare_photo
 from gallery_app.core.photos.thumbnails import remove_stale_temporaries
@@ -223,12 +225,17 @@ class PhotoIndexer:
         to_embed = [p for p in good if p.pixel_values is not None]
         # The model runs before the transaction opens, so the database is never locked while it thinks.
         vectors = self._embed([p.pixel_values for p in to_embed]) if self.vision is not None else None
-        same_content = library.photos_with_hashes(self.conn, [p.content_hash for p in good if p.pixel_values is None])
+        same_content = library.photos_with_hashes(self.conn, [p.content_hash for p in good])
+        adopted: list[PhotoRecord] = []
         with atomic(self.conn):
             new_records: list[PhotoRecord] = []
             stored_ids = []
             for prepared in good:
-                photo_id = self._store_one(prepared, source, folder_id, same_content, summary)
+                photo_id = self._adopt_chat_copy(prepared, source, folder_id, same_content, adopted)
+                if photo_id is not None:
+                    summary.added += 1
+                else:
+                    photo_id = self._store_one(prepared, source, folder_id, same_content, summary)
                 summary.photo_ids.append(photo_id)
                 stored_ids.append(photo_id)
                 if prepared.pixel_values is not None:
@@ -238,6 +245,27 @@ class PhotoIndexer:
                 summary.embedded += len(new_records)
             # A moved or changed file may have a new file time, the timeline's last resort.
             refresh_timeline(self.conn, stored_ids)
+            refresh_vector_metadata(self.conn, [copy.id for copy in adopted])
+        chats_folder = paths.library_dir("chats").resolve()
+        for copy in adopted:
+            if Path(copy.path).resolve().is_relative_to(chats_folder):
+                Path(copy.path).unlink(missing_ok=True)
+
+    def _adopt_chat_copy(self, prepared: PreparedPhoto, source: PhotoSource, folder_id: int | None,
+                         same_content: dict[str, list[PhotoRecord]], adopted: list[PhotoRecord]) -> int | None:
+        """A folder's file whose content the app copied out of a chat export before takes that copy's place:
+        the same row, so the chat keeps its link and the photo its vector, and the copy is removed (after the
+        commit). Otherwise the gallery would show the photo twice. Returns the row's id, or None."""
+        if source is not PhotoSource.FOLDER or library.photo_by_path(self.conn, prepared.path) is not None:
+            return None
+        copy = next((t for t in same_content.get(prepared.content_hash, []) if t.source == PhotoSource.CHAT.value
+                     and t not in adopted), None)
+        if copy is None:
+            return None
+        library.update_photo(self.conn, copy.id, {"path": str(prepared.path), "folder_id": folder_id,
+                                                  "source": source.value, "mtime_ns": prepared.mtime_ns})
+        adopted.append(copy)
+        return copy.id
 
     def _store_one(self, prepared: PreparedPhoto, source: PhotoSource, folder_id: int | None,
                    same_content: dict[str, list[PhotoRecord]], summary: IndexSummary) -> int:

@@ -46,20 +46,27 @@ def refresh_timeline(conn: apsw.Connection, ids: Sequence[int]) -> list[int]:
     """Recompute the photos' ``taken_at`` and re-store the vectors of those that changed (every model's)."""
     with atomic(conn):
         changed = refresh_taken_at(conn, ids)
-        if not changed:
-            return []
-        records = photos_by_ids(conn, changed)
+        refresh_vector_metadata(conn, changed)
+    return changed
+
+
+def refresh_vector_metadata(conn: apsw.Connection, ids: Sequence[int]) -> None:
+    """Re-store the photos' vectors with their rows' current source and day, in every model's table."""
+    if not ids:
+        return
+    records = photos_by_ids(conn, ids)
+    with atomic(conn):
         for table in list_vector_tables(conn):
             if table.kind != VECTOR_KIND:
                 continue
             rows = conn.execute(f"SELECT rowid, embedding FROM {table.name} WHERE rowid IN "
-                                "(SELECT value FROM json_each(?))", (json.dumps(changed),)).fetchall()
+                                "(SELECT value FROM json_each(?))", (json.dumps([int(i) for i in ids]),)).fetchall()
+            rows = [(rowid, blob) for rowid, blob in rows if int(rowid) in records]
             if rows:
                 ordered = [records[int(rowid)] for rowid, _ in rows]
                 vectors = np.stack([np.frombuffer(blob, dtype=np.float32) for _, blob in rows])
                 insert_vectors(conn, table, [r.id for r in ordered], vectors, model_key=table.model_key,
                                metadata=vector_metadata(ordered))
-    return changed
 
 
 def stored_vectors(conn: apsw.Connection, model: VectorModel, ids: Sequence[int]) -> dict[int, np.ndarray]:
