@@ -5,17 +5,17 @@ from __future__ import annotations
 import os
 import resource
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
 import time
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from PIL import Image
+
+from tests.chat_photo_exports import png_claiming
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
@@ -152,22 +152,11 @@ def test_a_file_name_that_is_not_utf8_is_indexed_listed_and_kept_incremental(tes
     assert len(run_cli("photos", "list").out.splitlines()) == 3
 
 
-def png_header_only(path: Path, width: int, height: int) -> Path:
-    """A PNG claiming ``width``×``height`` grey pixels with almost no image data (a few hundred bytes)."""
-    def chunk(kind: bytes, body: bytes) -> bytes:
-        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
-
-    ihdr = struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0)
-    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"\0" * 64))
-                     + chunk(b"IEND", b""))
-    return path
-
-
 def test_pillows_raw_bomb_warning_never_reaches_the_terminal(test_clip, tmp_path):
     folder = tmp_path / "bombs"
     demo_photos(folder, 1)
-    png_header_only(folder / "wide.png", 9_500, 9_500)  # above Pillow's warning limit, below ours and its error
-    png_header_only(folder / "huge.png", 12_000, 12_000)  # above ours: skipped before any pixel is decoded
+    (folder / "wide.png").write_bytes(png_claiming(9_500, 9_500))  # above Pillow's warning limit, below ours and its error
+    (folder / "huge.png").write_bytes(png_claiming(12_000, 12_000))  # above ours: skipped before any pixel is decoded
 
     run = run_cli("photos", "add", str(folder))
 
