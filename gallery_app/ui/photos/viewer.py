@@ -55,7 +55,7 @@ def photo_metadata(photo: PhotoRecord) -> list[tuple[str, str]]:
     if photo.captured_at:
         when = photo.captured_at.replace("T", " ")
     else:  # the timeline still places it: when a chat sent it, else the file's date
-        when = f"not recorded in the photo; shown at {photo.taken_time:%d %b %Y, %H:%M} (when it was sent, or the file's date)"
+        when = f"{photo.taken_time:%Y-%m-%d %H:%M} (none in the photo: when it was sent, else the file's date)"
     if photo.latitude is not None and photo.longitude is not None:
         place = f"{photo.latitude:.5f}, {photo.longitude:.5f}"
     else:
