@@ -242,3 +242,19 @@ def test_a_folder_added_after_the_chat_takes_the_place_of_the_chats_copies(conn,
     uploads_or_folders = {n.rowid for n in search(conn, table, np.ones(table.dims, np.float32),
                                                   model_key=table.model_key, k=10, where={"source": "folder"})}
     assert uploads_or_folders == {copy.id}  # the vector's source followed
+
+
+def test_a_range_that_ends_on_the_last_day_a_calendar_has_is_accepted(conn):
+    assert list_photos(conn, where=PhotoFilter(since=date(2024, 1, 1), until=date.max)) == []
+
+
+def test_the_photos_are_told_done_only_once_they_are_linked(conn, tmp_path):
+    # The window reloads the grid and its chat filter when the photos are done: the links must be there by then.
+    linked_when_done = []
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage == "photos" and done == total:
+            linked_when_done.append(conn.execute("SELECT count(*) FROM chat_photos").fetchone()[0])
+
+    import_chat(conn, export_zip(tmp_path / "weekend.zip", WEEKEND, MEDIA), WordHashEmbedder(), progress=progress)
+    assert linked_when_done == [4]

@@ -467,3 +467,28 @@ def test_a_chat_file_whose_name_is_not_utf8(tmp_path: Path):
     with pytest.raises(ChatFileError) as caught:
         read_export(tmp_path / f"{NOT_UTF8}.zip")
     str(caught.value).encode("utf-8")
+
+
+def test_a_member_stored_with_a_decomposed_name_is_found_by_the_messages_name(tmp_path: Path):
+    import unicodedata
+
+    path = make_zip(tmp_path / "mac.zip", {"_chat.txt": CHAT, unicodedata.normalize("NFD", "Café.jpg"): b"photo"})
+    with ExportMedia(read_export(path)) as media:
+        assert media.read(media.find("Café.jpg")) == b"photo"  # the message writes NFC, macOS zips NFD
+
+
+def test_a_refused_chat_text_is_not_replaced_by_another_text_in_the_zip(tmp_path: Path):
+    path = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        with zf.open("_chat.txt", "w") as member:
+            for _ in range(5):
+                member.write(bytes(1 << 20))
+        zf.writestr("notes.txt", CHAT)
+    with pytest.raises(ChatFileError, match="cannot be opened safely: it looks like a zip bomb"):
+        read_export(path)
+
+
+def test_a_safe_member_wins_over_an_unsafe_one_of_the_same_name(tmp_path: Path):
+    path = make_zip(tmp_path / "two.zip", {"_chat.txt": CHAT, "..\\..\\IMG-1.jpg": b"evil", "media/IMG-1.jpg": b"real"})
+    with ExportMedia(read_export(path)) as media:
+        assert media.read(media.find("IMG-1.jpg")) == b"real"

@@ -19,6 +19,7 @@ import errno
 import os
 import re
 import tempfile
+import unicodedata
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -269,16 +270,16 @@ def _pick_chat(infos: list[zipfile.ZipInfo]) -> zipfile.ZipInfo | None:
     return max(texts, key=lambda i: i.file_size)
 
 
-def _refuse_unreadable_chat(zf: zipfile.ZipFile, name: str) -> None:
-    """When the only chat text is a member that must not be read, say why instead of "no chat"."""
-    for info in zf.infolist():
-        problem = member_problem(info)
-        if problem and info.filename.lower().endswith(".txt") and not _is_noise(info.filename):
-            if "password" in problem:
-                raise ChatFileError(f"“{name}” is password-protected, so the chat inside cannot be read.",
-                                    hint="Export the chat from WhatsApp again, without a password.")
-            raise ChatFileError(f"The chat in “{name}” cannot be opened safely: {problem}.",
-                                hint="Only open .zip files that WhatsApp made.")
+def _refuse_unreadable_chat(chat: zipfile.ZipInfo, name: str) -> None:
+    """Refuse the whole export when its chat text is a member that must not be read, saying why."""
+    problem = member_problem(chat)
+    if problem is None:
+        return
+    if chat.flag_bits & 0x1:
+        raise ChatFileError(f"“{name}” is password-protected, so the chat inside cannot be read.",
+                            hint="Export the chat from WhatsApp again, without a password.")
+    raise ChatFileError(f"The chat in “{name}” cannot be opened safely: {problem}.",
+                        hint="Only open .zip files that WhatsApp made.")
 
 
 def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, zip_name: str) -> bytearray:
@@ -297,13 +298,11 @@ def _read_zip(path: Path, max_uncompressed_bytes: int, max_text_bytes: int) -> C
     try:
         with zipfile.ZipFile(path) as zf:
             infos = _check_zip(zf, name, max_uncompressed_bytes)
-            chat = _pick_chat(infos)
+            # Chosen among all members, then judged: a refused _chat.txt must not give way to another .txt.
+            chat = _pick_chat(zf.infolist())
             if chat is None:
-                _refuse_unreadable_chat(zf, name)
                 raise ChatFileError("This .zip has no WhatsApp chat inside (no .txt file).", hint=_WRONG_TYPE_HINT)
-            if chat.flag_bits & 0x1:
-                raise ChatFileError(f"“{name}” is password-protected, so the chat inside cannot be read.",
-                                    hint="Export the chat from WhatsApp again, without a password.")
+            _refuse_unreadable_chat(chat, name)
             if chat.file_size > max_text_bytes:
                 raise _too_large(f"“{name}”", chat.file_size, max_text_bytes)
             raw = _read_member(zf, chat, min(max_text_bytes, max_uncompressed_bytes), name)
@@ -333,6 +332,11 @@ def _read_zip(path: Path, max_uncompressed_bytes: int, max_text_bytes: int) -> C
 MAX_ATTACHMENT_BYTES = 100_000_000
 
 
+def _name_key(name: str) -> str:
+    """A file name as messages and zip members are matched: NFC (zips made on macOS store NFD names)."""
+    return unicodedata.normalize("NFC", name)
+
+
 class ExportMedia:
     """The media files of an export, found by the name a message gives: members of its .zip (in any folder
     of it), or the files beside an unpacked export's _chat.txt. Use as a context manager.
@@ -345,7 +349,7 @@ class ExportMedia:
         self.export = export
         self.max_bytes = max_bytes
         self._zip: zipfile.ZipFile | None = None
-        self._by_name: dict[str, zipfile.ZipInfo] = {}
+        self._by_name: dict[str, tuple[tuple[bool, int], zipfile.ZipInfo]] = {}
 
     def __enter__(self) -> ExportMedia:
         source = Path(self.export.source)
@@ -354,11 +358,14 @@ class ExportMedia:
                 self._zip = zipfile.ZipFile(source)
                 for info in self._zip.infolist():
                     if not info.is_dir() and not _is_noise(info.filename):
-                        base = PurePosixPath(info.filename.replace("\\", "/")).name
-                        # The shallowest member of a name wins (WhatsApp puts media beside the chat).
+                        unified = info.filename.replace("\\", "/")
+                        base = _name_key(PurePosixPath(unified).name)
+                        # A safe member before an unsafe one of the same name (which is only found to be
+                        # refused with its reason), then the shallowest (WhatsApp puts media beside the chat).
+                        rank = (member_problem(info) is not None, unified.count("/"))
                         known = self._by_name.get(base)
-                        if known is None or info.filename.count("/") < known.filename.count("/"):
-                            self._by_name[base] = info
+                        if known is None or rank < known[0]:
+                            self._by_name[base] = (rank, info)
         except (zipfile.BadZipFile, OSError, ValueError) as exc:
             raise _not_a_complete_zip(printable(source.name), "its photos were not read") from exc
         return self
@@ -370,8 +377,8 @@ class ExportMedia:
     def find(self, name: str) -> str | None:
         """Where the attachment ``name`` (as a message writes it) is in the export, or None when it is not."""
         if self._zip is not None:
-            info = self._by_name.get(name)
-            return info.filename if info is not None else None
+            found = self._by_name.get(_name_key(name))
+            return found[1].filename if found is not None else None
         if _unsafe_name(name) or "/" in name.replace("\\", "/"):
             return None
         beside = Path(self.export.source).parent / name
@@ -391,7 +398,9 @@ class ExportMedia:
             raise ChatFileError(f"“{printable(member)}” could not be read ({exc.strerror or exc}).") from exc
 
     def _read_zip_member(self, member: str) -> bytes:
-        info = self._zip.getinfo(member)
+        # The member ``find`` chose (getinfo would give the last of two members with one name).
+        chosen = self._by_name.get(_name_key(PurePosixPath(member.replace("\\", "/")).name))
+        info = chosen[1] if chosen is not None and chosen[1].filename == member else self._zip.getinfo(member)
         problem = member_problem(info, self.max_bytes)
         if problem:
             raise ChatFileError(f"“{printable(member)}” was not read: {problem}.")

@@ -54,7 +54,8 @@ def photo_captions(messages: Sequence[Message], keys: Sequence[str]) -> dict[str
             continue
         caption = (message.caption or "").strip()
         if not caption:
-            for later in messages[index + 1:]:
+            for later_index in range(index + 1, len(messages)):  # no slice: a big chat has thousands of photos
+                later = messages[later_index]
                 if later.timestamp - message.timestamp > CAPTION_FOLLOWS_WITHIN:
                     break
                 if later.sender == message.sender:
@@ -202,8 +203,9 @@ def _index_copies(conn: apsw.Connection, vision: ClipVisionEncoder | None, copie
                   links: list[tuple[_Pending, int]], summary: ChatPhotoSummary, progress: PhotoProgress,
                   cancel: Callable[[], bool], total: int) -> None:
     quarter = total // 4
-    indexer = PhotoIndexer(conn, vision, cancel=cancel,
-                           progress=lambda stage, done, of: progress(quarter + (total - quarter) * done // max(of, 1), total))
+    # Never ``total`` here: "all done" is told only once the links are written (the grid reloads on it).
+    indexer = PhotoIndexer(conn, vision, cancel=cancel, progress=lambda stage, done, of: progress(
+        min(total - 1, quarter + (total - quarter) * done // max(of, 1)), total))
     result = indexer.add_files([Path(p) for p in copies], PhotoSource.CHAT)
     summary.cancelled = summary.cancelled or result.cancelled
     skipped = {str(Path(s.path)): s for s in result.skipped}

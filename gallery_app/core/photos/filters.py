@@ -58,8 +58,8 @@ class PhotoFilter:
         if self.since is not None:
             clauses.append("taken_at >= ?")
             params.append(self.since.isoformat())
-        if self.until is not None:
-            clauses.append("taken_at < ?")
+        if self.until is not None and self.until < date.max:
+            clauses.append("taken_at < ?")  # before the next day: the whole last day is kept
             params.append(date.fromordinal(self.until.toordinal() + 1).isoformat())
         return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
 

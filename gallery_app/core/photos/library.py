@@ -132,7 +132,7 @@ def photos_in_folder(conn: apsw.Connection, folder_id: int) -> dict[str, PhotoRe
 #: it, else its file's modification time (all naive local time, as the camera and the chat write it).
 _TAKEN_AT = ("coalesce(captured_at, (SELECT min(m.ts) FROM chat_photos c JOIN messages m ON m.id = c.message_id "
              "WHERE c.photo_id = photos.id), strftime('%Y-%m-%dT%H:%M:%S', mtime_ns / 1000000000, 'unixepoch', "
-             "'localtime'))")
+             "'localtime'), substr(added_at, 1, 19))")  # added_at: a file time SQLite cannot write (past year 9999)
 
 
 def refresh_taken_at(conn: apsw.Connection, ids: Sequence[int]) -> list[int]:
