@@ -236,3 +236,35 @@ def test_clicking_the_thumbnail_opens_the_photo_whose_open_in_chat_comes_back_to
 def test_the_words_beside_a_thumbnail_are_the_caption_the_parser_read(export):
     [message] = parse_chat_text(export).messages
     assert message.attachment and attachment_caption(message.text) == message.caption
+
+
+def test_open_in_chat_for_a_message_a_longer_export_added_reads_the_chat_again(qtbot, weekend, monkeypatch, tmp_path):
+    """Before: the viewer already open on the chat was reused as it was read, so the new message was not there
+    and nothing was highlighted."""
+    from gallery_app.core.photos.chat_photos import chat_context
+    from gallery_app.ui import main_window
+
+    monkeypatch.setattr(main_window, "prepare_demo", lambda *args, **kwargs: [])
+    monkeypatch.setattr(main_window, "check_and_advise", lambda settings: ([], []))
+    QSettings().setValue(main_window.MODELS_OFFERED_KEY, True)
+    chat_id, photo, message_id = weekend
+    window = main_window.MainWindow()
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.demo_ready, timeout=10_000):
+        window.show()
+    first = window.chat_pane.open_viewer(chat_id, [message_id], TITLE, note=PHOTO_NOTE)
+    qtbot.waitUntil(lambda: first.is_loaded, timeout=10_000)
+    later = "00000009-PHOTO-2024-05-19-10-00-00.jpg"
+    longer = CHAT + f"[19/05/2024, 10:00:00] Daniel: <attached: {later}> breakfast\n"
+    _import(tmp_path, "weekend-longer.zip", longer, {PHOTO: _jpeg(), later: _jpeg((20, 200, 20))}, TITLE)
+    conn = open_store()
+    try:
+        new_photo = next(p for p in library.list_photos(conn) if p.name == later)
+        sent = chat_context(conn, [new_photo.id])[new_photo.id][0]
+    finally:
+        conn.close()
+    viewer = window.chat_pane.show_chat_photo(sent)
+    qtbot.waitUntil(lambda: viewer.is_loaded, timeout=10_000)
+    row = _row_of(viewer, sent.message_id)
+    assert row >= 0 and viewer.model.highlighted_rows() == [row]
+    window.close()

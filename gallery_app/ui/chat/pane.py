@@ -34,6 +34,10 @@ EMPTY_WITH_CHATS = ("Ask anything about your chats — for example “Who ended 
                     "Drop another WhatsApp export (_chat.txt or .zip) here to add it.")
 
 
+#: A cancel keeps each finished step of an import (messages, photos, embedded batches).
+IMPORT_CANCELLED = "Import cancelled: what it had finished is kept; importing the same file again continues."
+
+
 class ChatPane(QWidget):
     busy_changed = Signal(bool)
     #: A ChatViewer was opened (by clicking a passage, or *Open in chat* of a photo).
@@ -169,7 +173,7 @@ class ChatPane(QWidget):
         worker.signals.step.connect(lambda text: turn.set_status(text) if shiboken6.isValid(turn) else None)
         worker.signals.yielded.connect(lambda event: self._import_event(turn, event))
         worker.signals.error.connect(lambda error: self._import_failed(turn, error))
-        worker.signals.cancelled.connect(lambda: self._import_finished(turn, "Import cancelled: nothing was changed."))
+        worker.signals.cancelled.connect(lambda: self._import_finished(turn, IMPORT_CANCELLED))
         worker.signals.result.connect(lambda _result: self._import_finished(turn, None))
         self._track(worker)
         self.services.run(worker, f"Importing {names}")
@@ -234,6 +238,9 @@ class ChatPane(QWidget):
         """The chat viewer at the message that sent a photo: the one already open on that chat, else a new one."""
         for viewer in self.viewers:
             if viewer.chat_id == sent.chat_id and viewer.isVisible():
+                if viewer.is_loaded and viewer.model.row_of_message(sent.message_id) < 0:
+                    viewer.close()  # read before a longer export added this message: open the chat afresh
+                    break
                 viewer.show_message(sent.message_id, PHOTO_NOTE)
                 self.viewer_opened.emit(viewer)
                 return viewer
