@@ -70,6 +70,7 @@ class PhotoPane(QWidget):
         self.camera_dialog: CameraDialog | None = None
         self.duplicates_dialog: DuplicatesDialog | None = None
         self._search_serial = 0
+        self._collections_serial = 0
         self._pending_click: int | None = None
         #: What the grid and every search keep: the filter's folder or chat and the range of days.
         self.where: PhotoFilter = ALL_PHOTOS
@@ -330,8 +331,12 @@ class PhotoPane(QWidget):
 
     # --- the filter and the dates ----------------------------------------------------------------
     def _load_collections(self) -> None:
+        # Two reloads close together (an import tells "photos" then "chats") may answer out of order.
+        self._collections_serial += 1
+        serial = self._collections_serial
         worker = Worker(jobs.photo_collections, self.services)
-        worker.signals.result.connect(self._collections_ready)
+        worker.signals.result.connect(
+            lambda collections: self._collections_ready(collections) if serial == self._collections_serial else None)
         worker.signals.error.connect(self._show_error)
         self.services.run(worker)
 
