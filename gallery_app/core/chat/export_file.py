@@ -145,15 +145,13 @@ def export_title(path: Path) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def read_export(path: Path, *, max_uncompressed_bytes: int = 2_000_000_000,
-                max_text_bytes: int = MAX_CHAT_TEXT_BYTES) -> ChatExport:
+def read_export(path: Path, *, max_text_bytes: int = MAX_CHAT_TEXT_BYTES) -> ChatExport:
     """The chat in `path` (a .txt, a .zip, or a folder holding a _chat.txt). Raises ChatFileError."""
     path = Path(path)
     shown = printable(path.name)
     try:
         if path.is_dir():
-            return read_export(_chat_in_folder(path), max_uncompressed_bytes=max_uncompressed_bytes,
-                               max_text_bytes=max_text_bytes)
+            return read_export(_chat_in_folder(path), max_text_bytes=max_text_bytes)
         if not path.is_file():
             raise ChatFileError(f"Could not find “{shown}”.",
                                 hint="It may have been moved, renamed or deleted. Choose it again.")
@@ -161,7 +159,7 @@ def read_export(path: Path, *, max_uncompressed_bytes: int = 2_000_000_000,
             head = f.read(8)
         suffix = path.suffix.lower()
         if head.startswith((b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")):  # a .zip, whatever its name
-            return _read_zip(path, max_uncompressed_bytes, max_text_bytes)
+            return _read_zip(path, max_text_bytes)
         if suffix == ".zip":
             raise ChatFileError(f"“{shown}” is not a valid .zip file, or it is damaged.",
                                 hint="Export the chat from WhatsApp again and choose the new .zip.")
@@ -226,16 +224,12 @@ def _is_noise(name: str) -> bool:
     return parts[0] == "__MACOSX" or parts[-1].startswith("._")
 
 
-def _check_zip(zf: zipfile.ZipFile, name: str, max_uncompressed_bytes: int) -> list[zipfile.ZipInfo]:
+def _readable_members(zf: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
     """The members that can be read at all. Unsafe and bomb-like members are left out here (and refused one
-    by one when read, see ``ExportMedia``), so one bad attachment never costs the chat or its other photos."""
-    infos = zf.infolist()
-    safe = [i for i in infos if member_problem(i) is None]
-    total = sum(i.file_size for i in safe)
-    if total > max_uncompressed_bytes:
-        raise ChatFileError(f"“{name}” would unpack to {describe_size(total)}, more than the "
-                            f"{describe_size(max_uncompressed_bytes)} that can be opened safely.")
-    return safe
+    by one when read, see ``ExportMedia``), so one bad attachment never costs the chat or its other photos.
+    No cap on their total: an export with media is as big as its videos, and only the chat text and the
+    photos are ever read, each with its own cap."""
+    return [i for i in zf.infolist() if member_problem(i) is None]
 
 
 def member_problem(info: zipfile.ZipInfo, max_bytes: int | None = None) -> str | None:
@@ -293,11 +287,11 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, zip_nam
     return data
 
 
-def _read_zip(path: Path, max_uncompressed_bytes: int, max_text_bytes: int) -> ChatExport:
+def _read_zip(path: Path, max_text_bytes: int) -> ChatExport:
     name = printable(path.name)
     try:
         with zipfile.ZipFile(path) as zf:
-            infos = _check_zip(zf, name, max_uncompressed_bytes)
+            infos = _readable_members(zf)
             # Chosen among all members, then judged: a refused _chat.txt must not give way to another .txt.
             chat = _pick_chat(zf.infolist())
             if chat is None:
@@ -305,7 +299,7 @@ def _read_zip(path: Path, max_uncompressed_bytes: int, max_text_bytes: int) -> C
             _refuse_unreadable_chat(chat, name)
             if chat.file_size > max_text_bytes:
                 raise _too_large(f"“{name}”", chat.file_size, max_text_bytes)
-            raw = _read_member(zf, chat, min(max_text_bytes, max_uncompressed_bytes), name)
+            raw = _read_member(zf, chat, max_text_bytes, name)
             attachments = [i.filename for i in infos
                            if i is not chat and not i.is_dir() and not _is_noise(i.filename)]
     except ChatFileError:
