@@ -258,3 +258,12 @@ def test_the_photos_are_told_done_only_once_they_are_linked(conn, tmp_path):
 
     import_chat(conn, export_zip(tmp_path / "weekend.zip", WEEKEND, MEDIA), WordHashEmbedder(), progress=progress)
     assert linked_when_done == [4]
+
+
+def test_a_copys_name_keeps_only_characters_every_file_system_takes(conn, tmp_path):
+    lines = ['[18.05.24, 16:02:00] Maya: <attached: Sunset: "Bay"?.jpg>']
+    summary = import_chat(conn, export_zip(tmp_path / "names.zip", lines, {'Sunset: "Bay"?.jpg': jpeg((9, 9, 9))}),
+                          WordHashEmbedder())
+    assert summary.photos.added == 1
+    (photo,) = list_photos(conn)
+    assert photo.name == "Sunset_ _Bay__.jpg" and Path(photo.path).is_file()  # a data folder on Windows or FAT

@@ -14,6 +14,7 @@ chat, and the next import finds them by content and links them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -165,7 +166,7 @@ def import_chat_photos(conn: apsw.Connection, export: ChatExport, chat_id: int, 
                 copies[copy_by_hash[digest]].append(pending)
             else:
                 try:
-                    target = _write_copy(folder, PurePosixPath(name).name, data, digest)
+                    target = _write_copy(folder, _copy_name(name), data, digest)
                 except OSError as exc:
                     summary.refused.append((printable(name), f"it could not be copied ({exc.strerror or exc})"))
                     continue
@@ -185,6 +186,16 @@ def _reason(error: ChatFileError) -> str:
     """The reason part of a "“name” was not read: reason." message."""
     text = str(error).rstrip(".")
     return text.split(": ", 1)[1] if ": " in text else text
+
+
+#: Characters a file name may not hold on some systems the data folder may live on (Windows, a FAT stick).
+_NOT_IN_FILE_NAMES = re.compile(r'[<>:"/\\|?*\x00-\x1f]')
+
+
+def _copy_name(name: str) -> str:
+    """The copy's file name: the attachment's, without characters another system's files cannot have."""
+    base = _NOT_IN_FILE_NAMES.sub("_", PurePosixPath(name.replace("\\", "/")).name).rstrip(" .")
+    return base if base and not base.startswith(".") else f"photo{base}"  # a leading dot would hide it
 
 
 def _write_copy(folder: Path, name: str, data: bytes, digest: str) -> Path:
