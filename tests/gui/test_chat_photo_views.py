@@ -154,18 +154,23 @@ def test_a_photo_sent_twice_offers_both_messages(qtbot, services, tmp_path, week
     assert not viewer.isVisible()
 
 
-def test_open_in_chat_opens_the_chat_tab_at_the_message_that_sent_the_photo(qtbot, weekend, monkeypatch):
+def _window_without_demo(qtbot, monkeypatch):
+    """The main window on the test's chat alone: the demo data and the model check are other tests' subjects."""
     from gallery_app.ui import main_window
 
-    # The demo data and the model check are other tests' subjects: this window starts on the chat alone.
     monkeypatch.setattr(main_window, "prepare_demo", lambda *args, **kwargs: [])
     monkeypatch.setattr(main_window, "check_and_advise", lambda settings: ([], []))
     QSettings().setValue(main_window.MODELS_OFFERED_KEY, True)
-    chat_id, photo, message_id = weekend
     window = main_window.MainWindow()
     qtbot.addWidget(window)
     with qtbot.waitSignal(window.demo_ready, timeout=10_000):
         window.show()
+    return window
+
+
+def test_open_in_chat_opens_the_chat_tab_at_the_message_that_sent_the_photo(qtbot, weekend, monkeypatch):
+    chat_id, photo, message_id = weekend
+    window = _window_without_demo(qtbot, monkeypatch)
     window.tabs.setCurrentWidget(window.photo_pane)
     photo_view = window.photo_pane.open_viewer(photo)
     qtbot.waitUntil(lambda: photo_view.open_in_chat_button.isVisible(), timeout=10_000)
@@ -242,16 +247,9 @@ def test_open_in_chat_for_a_message_a_longer_export_added_reads_the_chat_again(q
     """Before: the viewer already open on the chat was reused as it was read, so the new message was not there
     and nothing was highlighted."""
     from gallery_app.core.photos.chat_photos import chat_context
-    from gallery_app.ui import main_window
 
-    monkeypatch.setattr(main_window, "prepare_demo", lambda *args, **kwargs: [])
-    monkeypatch.setattr(main_window, "check_and_advise", lambda settings: ([], []))
-    QSettings().setValue(main_window.MODELS_OFFERED_KEY, True)
     chat_id, photo, message_id = weekend
-    window = main_window.MainWindow()
-    qtbot.addWidget(window)
-    with qtbot.waitSignal(window.demo_ready, timeout=10_000):
-        window.show()
+    window = _window_without_demo(qtbot, monkeypatch)
     first = window.chat_pane.open_viewer(chat_id, [message_id], TITLE, note=PHOTO_NOTE)
     qtbot.waitUntil(lambda: first.is_loaded, timeout=10_000)
     later = "00000009-PHOTO-2024-05-19-10-00-00.jpg"
