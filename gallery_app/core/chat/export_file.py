@@ -30,7 +30,7 @@ from gallery_app.core.file_names import printable
 from gallery_app.core.units import describe_size
 
 __all__ = ["CHAT_FILE_SUFFIXES", "ChatExport", "ChatFileError", "ExportMedia", "read_export", "decode_chat_bytes",
-           "is_chat_export", "member_problem", "safe_extract_member"]
+           "is_chat_export", "member_problem", "MemberRefused", "safe_extract_member"]
 
 #: What WhatsApp's "Export chat" writes: the chat text, or a .zip with it and the media.
 CHAT_FILE_SUFFIXES = (".txt", ".zip")
@@ -242,8 +242,12 @@ def member_problem(info: zipfile.ZipInfo, max_bytes: int | None = None) -> str |
         return (f"it looks like a zip bomb (compressed {info.file_size // max(info.compress_size, 1):,} to 1, "
                 f"unpacking to {describe_size(info.file_size)})")
     if max_bytes is not None and info.file_size > max_bytes:
-        return f"it is {describe_size(info.file_size)}, more than the {describe_size(max_bytes)} a photo can be"
+        return _over_the_cap(info.file_size, max_bytes)
     return None
+
+
+def _over_the_cap(size: int, max_bytes: int) -> str:
+    return f"it is {describe_size(size)}, more than the {describe_size(max_bytes)} a photo can be"
 
 
 def _pick_chat(infos: list[zipfile.ZipInfo]) -> zipfile.ZipInfo | None:
@@ -331,12 +335,21 @@ def _name_key(name: str) -> str:
     return unicodedata.normalize("NFC", name)
 
 
+class MemberRefused(ChatFileError):
+    """One file of an export that was not read, and why (``reason``: "it looks like a zip bomb (…)")."""
+
+    def __init__(self, member: str, reason: str):
+        super().__init__(f"“{printable(member)}” was not read: {reason}.")
+        self.member = member
+        self.reason = reason
+
+
 class ExportMedia:
     """The media files of an export, found by the name a message gives: members of its .zip (in any folder
     of it), or the files beside an unpacked export's _chat.txt. Use as a context manager.
 
     ``read`` checks each member on its own (unsafe path, password, zip bomb, size, and the bytes counted
-    while reading in case the .zip lies), raising ``ChatFileError`` with the reason for that one file.
+    while reading in case the .zip lies), raising ``MemberRefused`` with the reason for that one file.
     """
 
     def __init__(self, export: ChatExport, *, max_bytes: int = MAX_ATTACHMENT_BYTES):
@@ -344,6 +357,7 @@ class ExportMedia:
         self.max_bytes = max_bytes
         self._zip: zipfile.ZipFile | None = None
         self._by_name: dict[str, tuple[tuple[bool, int], zipfile.ZipInfo]] = {}
+        self._chosen: dict[str, zipfile.ZipInfo] = {}
 
     def __enter__(self) -> ExportMedia:
         source = Path(self.export.source)
@@ -360,6 +374,8 @@ class ExportMedia:
                         known = self._by_name.get(base)
                         if known is None or rank < known[0]:
                             self._by_name[base] = (rank, info)
+                # ``read`` reads the member ``find`` chose (getinfo gives the last of two with one name).
+                self._chosen = {info.filename: info for _rank, info in self._by_name.values()}
         except (zipfile.BadZipFile, OSError, ValueError) as exc:
             raise _not_a_complete_zip(printable(source.name), "its photos were not read") from exc
         return self
@@ -385,29 +401,25 @@ class ExportMedia:
         try:
             size = path.stat().st_size
             if size > self.max_bytes:
-                raise ChatFileError(f"“{printable(member)}” was not read: it is {describe_size(size)}, more than the "
-                                    f"{describe_size(self.max_bytes)} a photo can be.")
+                raise MemberRefused(member, _over_the_cap(size, self.max_bytes))
             return path.read_bytes()
         except OSError as exc:
-            raise ChatFileError(f"“{printable(member)}” could not be read ({exc.strerror or exc}).") from exc
+            raise MemberRefused(member, f"it could not be read ({exc.strerror or exc})") from exc
 
     def _read_zip_member(self, member: str) -> bytes:
-        # The member ``find`` chose (getinfo would give the last of two members with one name).
-        chosen = self._by_name.get(_name_key(PurePosixPath(member.replace("\\", "/")).name))
-        info = chosen[1] if chosen is not None and chosen[1].filename == member else self._zip.getinfo(member)
+        info = self._chosen.get(member) or self._zip.getinfo(member)
         problem = member_problem(info, self.max_bytes)
         if problem:
-            raise ChatFileError(f"“{printable(member)}” was not read: {problem}.")
+            raise MemberRefused(member, problem)
         data = bytearray()
         try:
             with self._zip.open(info) as stream:
                 while chunk := stream.read(_CHUNK):
                     data += chunk
                     if len(data) > self.max_bytes or len(data) > MAX_COMPRESSION_RATIO * max(info.compress_size, 1) + BIG_MEMBER_BYTES:
-                        raise ChatFileError(f"“{printable(member)}” was not read: it unpacks to more than its "
-                                            "header says (a zip bomb).")
+                        raise MemberRefused(member, "it unpacks to more than its header says (a zip bomb)")
         except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, ValueError, RuntimeError) as exc:
-            raise ChatFileError(f"“{printable(member)}” was not read: it is damaged in the .zip ({exc}).") from exc
+            raise MemberRefused(member, f"it is damaged in the .zip ({exc})") from exc
         return bytes(data)
 
 

@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 import apsw
 
 from gallery_app.core import paths
-from gallery_app.core.chat.export_file import ChatExport, ChatFileError, ExportMedia
+from gallery_app.core.chat.export_file import ChatExport, ExportMedia, MemberRefused
 from gallery_app.core.chat.messages import Message, MessageKind
 from gallery_app.core.errors import AppError
 from gallery_app.core.file_names import printable
@@ -151,8 +151,8 @@ def import_chat_photos(conn: apsw.Connection, export: ChatExport, chat_id: int, 
             pending = _Pending(message_id, member, captions.get(key, ""))
             try:
                 data = media.read(member)
-            except ChatFileError as error:
-                summary.refused.append((printable(name), _reason(error)))
+            except MemberRefused as refused:
+                summary.refused.append((printable(name), refused.reason))
                 continue
             digest = content_hash(data)
             if digest not in known_by_hash and digest not in copy_by_hash:
@@ -173,19 +173,13 @@ def import_chat_photos(conn: apsw.Connection, export: ChatExport, chat_id: int, 
                 copy_by_hash[digest] = str(target)
                 copies[str(target)] = [pending]
             del data
-            progress(min(number + 1, len(waiting)) // 4, len(waiting))  # reading is the quick quarter
+            progress((number + 1) // 4, len(waiting))  # reading is the quick quarter
     if copies and not summary.cancelled:
         _index_copies(conn, vision, copies, links, summary, progress, cancel, len(waiting))
     _link(conn, chat_id, links)
     summary.without_vectors = summary.added if vision is None else 0
     progress(len(waiting), len(waiting))
     return summary
-
-
-def _reason(error: ChatFileError) -> str:
-    """The reason part of a "“name” was not read: reason." message."""
-    text = str(error).rstrip(".")
-    return text.split(": ", 1)[1] if ": " in text else text
 
 
 #: Characters a file name may not hold on some systems the data folder may live on (Windows, a FAT stick).
@@ -219,12 +213,11 @@ def _index_copies(conn: apsw.Connection, vision: ClipVisionEncoder | None, copie
         min(total - 1, quarter + (total - quarter) * done // max(of, 1)), total))
     result = indexer.add_files([Path(p) for p in copies], PhotoSource.CHAT)
     summary.cancelled = summary.cancelled or result.cancelled
-    skipped = {str(Path(s.path)): s for s in result.skipped}
+    skipped = {str(s.path): s for s in result.skipped}  # add_files reports resolved paths
     for path, senders in copies.items():
         resolved = str(Path(path).resolve())
-        if resolved in skipped or path in skipped:
-            problem = skipped.get(resolved) or skipped[path]
-            summary.refused.append((printable(Path(path).name), problem.detail.rstrip(".")))
+        if resolved in skipped:
+            summary.refused.append((printable(Path(path).name), skipped[resolved].detail.rstrip(".")))
             Path(path).unlink(missing_ok=True)
             continue
         record = library.photo_by_path(conn, resolved)
