@@ -38,3 +38,15 @@ def test_photos_and_their_vectors_survive_the_move_to_chat_photos(tmp_path):
     assert list_photos(conn, where=PhotoFilter(chat_id=1)) == []
     conn.execute("INSERT INTO photos(path, source, content_hash, file_size, mtime_ns, width, height, taken_at) "
                  "VALUES ('/c/x.jpg', 'chat', 'h3', 1, 1, 1, 1, '2024-01-01T00:00:00')")  # 'chat' is a source now
+
+
+def test_a_file_time_sqlite_cannot_write_still_migrates(tmp_path):
+    path = tmp_path / "old.db"
+    conn = store.connect(path)
+    migrate(conn, MIGRATIONS[:5])
+    conn.execute("INSERT INTO photos(path, source, content_hash, file_size, mtime_ns, width, height, added_at) "
+                 "VALUES ('/p/far.jpg', 'folder', 'h', 1, 300000000000000000000, 1, 1, '2024-05-18T10:00:00Z')")
+    conn.close()
+    conn = store.open_store(path)
+    (photo,) = list_photos(conn)
+    assert photo.taken_at == "2024-05-18T10:00:00"  # past year 9999: when it was added

@@ -256,11 +256,12 @@ class PhotoIndexer:
         """A folder's file whose content the app copied out of a chat export before takes that copy's place:
         the same row, so the chat keeps its link and the photo its vector, and the copy is removed (after the
         commit). Otherwise the gallery would show the photo twice. Returns the row's id, or None."""
-        if source is not PhotoSource.FOLDER or library.photo_by_path(self.conn, prepared.path) is not None:
+        if source is not PhotoSource.FOLDER:
             return None
         copy = next((t for t in same_content.get(prepared.content_hash, []) if t.source == PhotoSource.CHAT.value
                      and t not in adopted), None)
-        if copy is None:
+        # The lookup by path only once a chat copy is there: not one more query per file of every folder.
+        if copy is None or library.photo_by_path(self.conn, prepared.path) is not None:
             return None
         library.update_photo(self.conn, copy.id, {"path": str(prepared.path), "folder_id": folder_id,
                                                   "source": source.value, "mtime_ns": prepared.mtime_ns})

@@ -184,7 +184,8 @@ def m006_chat_photos(conn: apsw.Connection) -> None:
                                captured_at, latitude, longitude, camera, added_at, taken_at)
             SELECT id, path, folder_id, source, content_hash, file_size, mtime_ns, width, height, format,
                    captured_at, latitude, longitude, camera, added_at,
-                   coalesce(captured_at, strftime('%Y-%m-%dT%H:%M:%S', mtime_ns / 1000000000, 'unixepoch', 'localtime'))
+                   coalesce(captured_at, strftime('%Y-%m-%dT%H:%M:%S', mtime_ns / 1000000000, 'unixepoch', 'localtime'),
+                            substr(added_at, 1, 19))
             FROM photos;
         DROP TABLE photos;
         ALTER TABLE photos_006 RENAME TO photos;
