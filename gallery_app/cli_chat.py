@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from gallery_app.cli_progress import ProgressBar, terminal_text
+from gallery_app.core.errors import AppError, Cancelled
 
 
 #: Marks the lines of a passage's best-matching messages.
@@ -272,7 +273,12 @@ def cmd_repl(args: argparse.Namespace) -> int:
             print("New conversation.")
             continue
         if question:
-            _ask(session, question, args.show_prompt)
+            try:
+                _ask(session, question, args.show_prompt)
+            except Cancelled:
+                raise
+            except AppError as error:  # one question failed (the model crashed, …): the next may be asked
+                print(f"Error: {error}", file=sys.stderr)
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:

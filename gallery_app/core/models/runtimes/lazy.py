@@ -26,6 +26,11 @@ class Lazy(Generic[T]):
     def loaded(self) -> bool:
         return self._value is not None
 
+    @property
+    def current(self) -> T | None:
+        """The value if it was created, without creating it."""
+        return self._value
+
     def release(self) -> None:
         with self._lock:
             value, self._value = self._value, None

@@ -11,6 +11,8 @@ from typing import TypedDict
 from gallery_app.core.errors import Cancelled, ModelError
 from gallery_app.core.models.memory import CONTEXT_TOKENS, fit_context
 from gallery_app.core.models.runtimes.lazy import Lazy
+from gallery_app.core.models.runtimes.llama_backend import llama_cpp_module
+from gallery_app.core.models.runtimes.llama_process import LlamaProcess
 from gallery_app.core.models.sources import ResolvedModel
 from gallery_app.core.models.specs import LlmShape, Role
 
@@ -83,12 +85,10 @@ def default_threads() -> int:
 
 
 def open_llama(path: Path, *, n_ctx: int, threads: int | None = None, **kwargs):
-    """A ``llama_cpp.Llama`` with the app's defaults, or a ModelError a person can act on."""
-    try:
-        from llama_cpp import Llama
-    except ImportError as exc:
-        raise ModelError("The llama.cpp runtime (llama-cpp-python) is not installed.",
-                         hint="Reinstall the app with its dependencies.") from exc
+    """A ``llama_cpp.Llama`` in this process with the app's defaults, or a ModelError a person can act on.
+
+    The chat model is not opened here but in a child process (``ChatLLM``), which calls this."""
+    Llama = llama_cpp_module().Llama
     threads = threads or default_threads()
     try:
         return Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
@@ -103,9 +103,7 @@ def open_llama(path: Path, *, n_ctx: int, threads: int | None = None, **kwargs):
 def gguf_shape(path: Path) -> LlmShape | None:
     """Layers, KV heads, head size and vocabulary of a GGUF file, read from its header and vocabulary only."""
     try:
-        from llama_cpp import Llama
-
-        llama = Llama(model_path=str(path), vocab_only=True, verbose=False)
+        llama = llama_cpp_module().Llama(model_path=str(path), vocab_only=True, verbose=False)
     except Exception:  # not readable as a GGUF: loading it reports that properly
         return None
     try:
@@ -137,6 +135,9 @@ def fitting_context(resolved: ResolvedModel, n_ctx: int) -> int:
 class ChatLLM:
     """A chat model that streams its answer as text pieces, stoppable between tokens.
 
+    The weights live in a child process (``LlamaProcess``): if llama.cpp crashes there, the question
+    fails with ``LanguageModelCrashed`` and the next one starts a fresh child.
+
     Its context is lowered when the free memory cannot hold the asked one (``n_ctx`` then says what
     it got, ``context_notice`` why); a model that does not fit at all raises ``ModelTooBig`` here,
     before llama.cpp reads the weights.
@@ -153,19 +154,31 @@ class ChatLLM:
                                f"Memory is short, so {self.spec.name} reads {self.n_ctx:,} tokens of context "
                                f"instead of {asked:,}: answers draw on fewer messages.")
         self._seed = seed
-        self._llama = Lazy(lambda: open_llama(resolved.path, n_ctx=self.n_ctx, threads=threads, seed=seed),
-                           close=lambda llama: llama.close())
+        self._llama = Lazy(lambda: LlamaProcess(resolved.path, n_ctx=self.n_ctx, threads=threads, seed=seed,
+                                                name=self.spec.name),
+                           close=lambda process: process.close())
 
     @property
     def model_key(self) -> str:
         return self.spec.key
 
-    def _model(self):
-        return self._llama.get()
+    def _model(self) -> LlamaProcess:
+        process = self._llama.get()
+        if process.dead:  # it crashed on an earlier question (which said so): this one gets a fresh child
+            self._llama.release()
+            process = self._llama.get()
+        return process
 
     @property
     def loaded(self) -> bool:
-        return self._llama.loaded
+        process = self._llama.current
+        return process is not None and not process.dead
+
+    @property
+    def process_id(self) -> int | None:
+        """The child's pid while the model is loaded (the tests that kill it)."""
+        process = self._llama.current
+        return process.pid if process is not None and not process.dead else None
 
     def tokenize(self, text: str) -> list[int]:
         """Tokens of a whole prompt, as the model reads it.
@@ -216,18 +229,16 @@ class ChatLLM:
                           temperature: float = 0.0, repeat_penalty: float = 1.1,
                           cancel: Callable[[], bool] | None = None) -> Iterator[str]:
         """Continue an already tokenised prompt, piece by piece; stops between tokens when ``cancel()``."""
-        stream = self._model().create_completion(
-            prompt=prompt_tokens, max_tokens=max_tokens, temperature=temperature, stop=list(stop), stream=True,
+        stream = self._model().complete(
+            prompt_tokens, max_tokens=max_tokens, temperature=temperature, stop=list(stop),
             # A mild repeat penalty stops the small models from looping on one sentence until max_tokens.
             seed=self._seed, top_k=1 if temperature == 0 else 40, repeat_penalty=repeat_penalty,
         )
         try:
-            for chunk in stream:
+            for piece in stream:
                 if cancel is not None and cancel():
                     raise Cancelled("The answer was stopped.")
-                piece = chunk["choices"][0].get("text")
-                if piece:
-                    yield piece
+                yield piece
         finally:
             stream.close()
 
