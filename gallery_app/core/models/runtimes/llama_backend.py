@@ -10,6 +10,7 @@ where the weights are repacked for AMX, whose matmul segfaults (llama.cpp's ggml
 from __future__ import annotations
 
 import ctypes
+import logging
 import re
 import sys
 import threading
@@ -120,8 +121,7 @@ def llama_cpp_module():
                          hint="Reinstall the app with its dependencies.") from exc
     with _lock:
         if _state is None:
-            lib_dir = Path(llama_cpp.__file__).parent / "lib"
-            _state = load_backend(llama_cpp, ctypes.CDLL(str(lib_dir / _library_name("ggml"))))
+            _state = load_backend(llama_cpp, _ggml_of_libllama(Path(llama_cpp.__file__).parent / "lib"))
     return llama_cpp
 
 
@@ -132,6 +132,22 @@ def backend_state() -> BackendState:
     return _state
 
 
+def _ggml_of_libllama(lib_dir: Path):
+    """The libggml that libllama itself uses, whose backend registry llama.cpp reads.
+
+    A wheel holds libggml.so, libggml.so.0 and libggml.so.0.x as three copies (wheels keep no symlinks), and
+    libllama links to its soname, libggml.so.0: opened by path, libggml.so would be a second library with a
+    registry of its own. Opened by the soname alone, the dynamic loader returns the one already loaded."""
+    sonames = sorted((path.name for path in lib_dir.glob(f"{_PREFIX}ggml{_SUFFIX}.*")
+                      if re.fullmatch(rf"{re.escape(_PREFIX)}ggml{re.escape(_SUFFIX)}\.\d+", path.name)))
+    for soname in sonames:
+        try:
+            return ctypes.CDLL(soname)
+        except OSError:
+            continue
+    return ctypes.CDLL(str(lib_dir / _library_name("ggml")))
+
+
 def load_backend(llama_cpp, ggml) -> BackendState:
     """Loads the best CPU backend module into ``ggml`` (the very libggml libllama uses) unless a backend is
     already there (a library built with it inside), then turns the AMX guard on if that backend offers AMX."""
@@ -139,6 +155,8 @@ def load_backend(llama_cpp, ggml) -> BackendState:
     ggml.ggml_backend_reg_count.restype = ctypes.c_size_t
     variant, refused = None, ()
     if ggml.ggml_backend_reg_count() == 0:
+        # llama.cpp logs the module it loads to stderr, through llama-cpp-python's logger, unless told not to.
+        logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)
         module, refused = choose_variant(lib_dir)
         if module is not None:
             ggml.ggml_backend_load.restype = ctypes.c_void_p

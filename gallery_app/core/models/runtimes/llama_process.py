@@ -49,6 +49,8 @@ def crash_error(exitcode: int | None, model_name: str) -> LanguageModelCrashed:
 # --- the child ----------------------------------------------------------------------------------------
 def _serve(conn, path: str, n_ctx: int, threads: int | None, seed: int) -> None:
     """The child's whole life: load, say ready, answer requests until told to close or the parent goes."""
+    # Ctrl+C in a terminal reaches the whole process group: the parent decides what stops, and tells it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     from gallery_app.core.models.runtimes.llama import open_llama
     from gallery_app.core.models.runtimes.llama_backend import backend_state
 
