@@ -32,7 +32,7 @@ def test_chat_ask_reports_a_crashed_model_and_the_next_ask_answers(demo_imported
     assert cli.main(["chat", "ask", QUESTION, *OPTIONS]) == 1
     out, err = capsys.readouterr()
     assert killed
-    assert "[1]" in out and "Weekend away" in out  # the passages were printed before the answer began
+    assert "Found 6 passages in 1 chat" in out and "Weekend away" in out  # the passages were printed before the answer began
     assert f"Error: The language model stopped unexpectedly ({said}" in err and "Your chats are safe." in err
     assert "Traceback" not in err
 
