@@ -222,3 +222,25 @@ def test_a_chat_of_only_system_lines_is_described_without_an_empty_date_span(sto
     ])
     summary = import_chat(store, quiet, WordHashEmbedder())
     assert summary.describe() == "Imported “Quiet”: 3 messages."
+
+
+def test_media_placeholders_and_call_notices_are_kept_out_of_what_is_searched(store, tmp_path):
+    # Older iOS writes "<‎image omitted>" with a direction mark inside the brackets; Android writes call
+    # notices as the caller's message. Runs of them were the top hit for unrelated questions (issue 21).
+    export = write_chat(tmp_path / "old_ios", [
+        "[12/03/2019, 10:01:02] Anna: \u200e<\u200eimage omitted>",
+        "[12/03/2019, 10:01:03] Anna: <\u200evideo omitted>",
+        "[12/03/2019, 10:01:04] Ben: \u200eMissed voice call",
+        "[12/03/2019, 10:01:05] Ben: <attached: 00000012-PHOTO-2019-03-12-10-01-05.jpg>",
+        "[12/03/2019, 10:02:00] Ben: The ferry leaves at nine from pier four",
+        "[12/03/2019, 10:03:00] Anna: Missed voice call tomorrow? No, I'll pick up this time",
+    ])
+    embedder = WordHashEmbedder()
+    summary = import_chat(store, export, embedder)
+    assert summary.messages_added == 6
+    embedded = "\n".join(embedder.passages)
+    assert "The ferry leaves at nine" in embedded and "I'll pick up this time" in embedded
+    for placeholder in ("omitted", "Ben: \u200eMissed voice call", "Ben: Missed voice call", "attached"):
+        assert placeholder not in embedded
+    # The messages themselves are kept: the viewer still shows them.
+    assert counts(store)[0] == 6

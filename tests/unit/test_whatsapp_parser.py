@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gallery_app.core.chat.messages import MessageKind, ParsedChat
-from gallery_app.core.chat.whatsapp import parse_chat_text
+from gallery_app.core.chat.whatsapp import is_placeholder, parse_chat_text
 from tests.chat_helpers import senders
 
 LRM, RLM, NBSP, NNBSP, BOM = "\u200e", "\u200f", "\u00a0", "\u202f", "\ufeff"
@@ -378,6 +378,25 @@ def test_a_person_saying_added_or_left_is_not_a_system_message(body: str):
 def test_media_placeholders(body: str):
     message = one(f"[13/06/18, 21:25:15] Ana: {LRM}{body}")
     assert (message.kind, message.text, message.sender, message.attachment) == (MessageKind.MEDIA, body, "Ana", None)
+
+
+@pytest.mark.parametrize("body", ["<image omitted>", "<video omitted>", "<audio omitted>", "<sticker omitted>",
+                                  "<GIF omitted>", "<Contact card omitted>", "<Bild weggelassen>", "<imagen omitida>"])
+def test_bracketed_media_placeholders_of_older_ios_exports(body: str):
+    """Older iOS exports write ``<\u200eimage omitted>``: the mark inside the brackets (issue 21)."""
+    message = one(f"[13/06/18, 21:25:15] Ana: <{LRM}{body[1:]}")
+    assert (message.kind, message.text, message.sender) == (MessageKind.MEDIA, body, "Ana")
+
+
+@pytest.mark.parametrize("body, placeholder", [
+    ("Missed voice call", True), ("Missed video call", True), ("Missed group voice call", True),
+    ("Panggilan suara tak terjawab", True), ("Verpasster Sprachanruf", True), ("Llamada perdida", True),
+    ("<attached: 00000012-PHOTO-2019-03-12.jpg>", True), ("This message was deleted", True),
+    ("<attached: 00000013-PHOTO.jpg>\nLook at this view", False), ("Missed voice call? I was asleep", False),
+    ("I missed your video call", False),
+])
+def test_placeholders_are_told_from_messages(body: str, placeholder: bool):
+    assert is_placeholder(body) is placeholder
 
 
 def test_media_placeholder_with_a_caption():

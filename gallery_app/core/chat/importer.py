@@ -33,7 +33,7 @@ from gallery_app.core.chat.repository import (
     add_chat, add_messages, chat_participants, chat_title, ensure_window_table, find_same_chat, messages_on_days,
     record_import, replace_chunks, store_window_vectors, windows_without_vectors,
 )
-from gallery_app.core.chat.whatsapp import parse_chat_text
+from gallery_app.core.chat.whatsapp import is_placeholder, parse_chat_text
 from gallery_app.core.errors import Cancelled
 from gallery_app.core.eta import describe_duration
 from gallery_app.core.models.runtimes.clip import ClipVisionEncoder
@@ -127,7 +127,7 @@ def _chunkable(message_id: int, timestamp: datetime, sender: str | None, text: s
                kind: MessageKind) -> ChunkInput | None:
     if kind is MessageKind.SYSTEM and _QUOTED_NAME.search(text):
         return ChunkInput(message_id, timestamp, "", text)  # "what is this group called?" is answered here
-    if kind is not MessageKind.TEXT or not sender or not text.strip():
+    if kind is not MessageKind.TEXT or not sender or not text.strip() or is_placeholder(text):
         return None  # other system lines, media placeholders and deleted messages carry nothing to find
     return ChunkInput(message_id, timestamp, sender, text)
 

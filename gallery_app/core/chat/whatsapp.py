@@ -213,6 +213,17 @@ _MEDIA_OMITTED = re.compile(
     r"|(?:afbeelding|video|audio|sticker|GIF|document|contactkaart) weggelaten",
     re.IGNORECASE,
 )
+#: iOS writes the word forms in angle brackets too, with a direction mark inside ("<‎image omitted>").
+_BRACKETED = re.compile(r"<(?P<inner>[^<>]+)>")
+
+#: Android's lines for a call, written as the caller's message: nothing a question could be answered by.
+_CALL_NOTICE = re.compile(
+    r"(?:Missed (?:group )?(?:voice|video) call|(?:Voice|Video) call|Verpasster (?:Sprach|Video)anruf"
+    r"|Llamada (?:de voz |de video |grupal )?perdida|Videollamada perdida|Chamada (?:de voz |de vídeo )?perdida"
+    r"|Appel (?:vocal|vidéo) manqué|Gemiste (?:spraak|video)oproep|Chiamata (?:vocale|video) persa"
+    r"|Panggilan (?:suara|video) tak terjawab)(?:, .{1,40})?",
+    re.IGNORECASE,
+)
 
 _DELETED = re.compile(
     r"(?:This message was deleted(?: by .+)?|You deleted this message|Diese Nachricht wurde gelöscht"
@@ -657,7 +668,7 @@ def _classify(rest: str, raw: str, rest_start: int, senders: frozenset[str] = fr
     first = body.strip()
     if _DELETED.fullmatch(first):
         return _Body(sender, body, MessageKind.DELETED)
-    if first == "null" or _MEDIA_OMITTED.fullmatch(first):
+    if first == "null" or _is_media_omitted(first):
         return _Body(sender, body, MessageKind.MEDIA)  # "null": Android's line for view-once media
     if _ENCRYPTION_NOTICE.match(body):
         return _Body(None, body, MessageKind.SYSTEM)  # 1:1 iOS chats put the contact's name on it
@@ -770,10 +781,17 @@ def header_prefix(line: str) -> tuple[str, str] | None:
     return header.layout[0], cleaned[header.rest_start:]
 
 
+def _is_media_omitted(first: str) -> bool:
+    if _MEDIA_OMITTED.fullmatch(first):
+        return True
+    bracketed = _BRACKETED.fullmatch(first)
+    return bracketed is not None and _MEDIA_OMITTED.fullmatch(bracketed.group("inner").strip()) is not None
+
+
 def is_placeholder(text: str) -> bool:
-    """Whether ``text`` is only WhatsApp's stand-in for media, an attachment or a deleted message."""
+    """Whether ``text`` is only WhatsApp's stand-in for media, an attachment, a deleted message or a call."""
     first = clean_text(text).strip()
-    if _MEDIA_OMITTED.fullmatch(first) or _DELETED.fullmatch(first):
+    if _is_media_omitted(first) or _DELETED.fullmatch(first) or _CALL_NOTICE.fullmatch(first):
         return True
     found = _find_attachment(first)
     return found is not None and not found[1]
