@@ -39,13 +39,25 @@ KS = (1, 3, 5, 10)
 DEEPEST_RANK = 50
 DEMO_CHAT = REPO / "resources" / "demo" / "chats" / "weekend_away" / "_chat.txt"
 CHAT_QA = REPO.parent / "shared" / "fixtures" / "chat_qa"
-SETS = {
+QUESTIONS_SUFFIX = ".questions.jsonl"
+#: The sets we wrote about our own demo chat: reported, but never part of the real chats' mean.
+DEMO_SETS = {
     "demo": (REPO / "resources" / "demo" / "questions.jsonl", DEMO_CHAT),
     "demo-multilingual": (REPO / "resources" / "demo" / "questions_multilingual.jsonl", DEMO_CHAT),
-    "dutch_friends": (CHAT_QA / "dutch_friends.questions.jsonl", CHAT_QA / "dutch_friends.txt"),
-    "english_students": (CHAT_QA / "english_students.questions.jsonl", CHAT_QA / "english_students.txt"),
 }
-REAL_SETS = ("dutch_friends", "english_students")
+
+
+def real_sets(folder: Path = CHAT_QA) -> dict[str, tuple[Path, Path]]:
+    """Every ``NAME.questions.jsonl`` with its ``NAME.txt`` in ``folder``: a set added there is picked up."""
+    found = {}
+    for questions in sorted(folder.glob(f"*{QUESTIONS_SUFFIX}")):
+        name = questions.name[:-len(QUESTIONS_SUFFIX)]
+        found[name] = (questions, folder / f"{name}.txt")
+    return found
+
+
+REAL_SETS = real_sets()
+SETS = {**DEMO_SETS, **REAL_SETS}
 
 
 def load_questions(path: Path) -> list[dict]:
@@ -120,6 +132,8 @@ class SetResult:
     misses: list = field(default_factory=list)
     keyword_hits: list = field(default_factory=list)
     dont_know: list = field(default_factory=list)
+    #: Per answerable question: is the message the app names first (the top passage's closest message) gold?
+    evidence: list = field(default_factory=list)
     import_seconds: float = 0.0
     windows: int = 0
     passages: int = 0
@@ -184,6 +198,7 @@ def evaluate(name: str, questions: list[dict], chat: ImportedChat, embedder, llm
         if gold:
             result.record(item["kind"], first)
             result.record("overall", first)
+            result.evidence.append(_first_evidence(conn, retrieval, item["question"]) in gold)
             if first is None or first > 3:
                 result.misses.append(_miss(conn, item, query, retrieval, gold, first))
         text = ""
@@ -225,6 +240,16 @@ def _first_rank(retrieval, gold: set[int]) -> int | None:
                 None)
 
 
+def _first_evidence(conn, retrieval, question: str) -> int | None:
+    """The message the person reads first: the top passage's closest message (highlighted, quoted)."""
+    from gallery_app.core.chat.evidence import closest_message
+
+    if not retrieval.matches:
+        return None
+    closest = closest_message(conn, retrieval.matches[0], question)
+    return closest.message_id if closest is not None else None
+
+
 def _miss(conn, item: dict, query: str, retrieval, gold: set[int], first: int | None) -> dict:
     from gallery_app.core.chat.repository import messages_by_id
 
@@ -247,9 +272,13 @@ def _is_dont_know(text: str) -> bool:
                                                 "don't say", "not in the messages"))
 
 
+def _share(values: list) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
 def print_table(results: list[SetResult], header: str) -> None:
     print(header)
-    columns = f"{'set':<18} {'kind':<14} {'n':>3} " + " ".join(f"{'R@' + str(k):>5}" for k in KS)
+    columns = f"{'set':<20} {'kind':<14} {'n':>3} " + " ".join(f"{'R@' + str(k):>5}" for k in KS) + f" {'ev@1':>5}"
     print(columns + "  misses (rank of first gold passage)")
     print("-" * (len(columns) + 40))
     for result in results:
@@ -259,17 +288,46 @@ def print_table(results: list[SetResult], header: str) -> None:
             row = result.recall[kind]
             n = len(row[1])
             ranks = [str(miss["rank"]) for miss in result.misses if kind in ("overall", miss["kind"])]
-            print(f"{result.name:<18} {kind:<14} {n:>3} " + " ".join(f"{sum(row[k]) / n:>5.2f}" for k in KS)
-                  + ("  " + " ".join(ranks) if ranks and kind not in ("overall", "(in a row)") else ""))
+            evidence = f" {_share(result.evidence):>5.2f}" if kind == "overall" else " " * 6
+            print(f"{result.name:<20} {kind:<14} {n:>3} " + " ".join(f"{sum(row[k]) / n:>5.2f}" for k in KS)
+                  + evidence + ("  " + " ".join(ranks) if ranks and kind not in ("overall", "(in a row)") else ""))
         seconds = result.import_seconds
         extra = ""
         if result.keyword_hits:
             extra += f" · answers with a keyword {sum(result.keyword_hits)}/{len(result.keyword_hits)}"
         if result.dont_know:
             extra += f" · \"don't know\" on unanswerable {sum(result.dont_know)}/{len(result.dont_know)}"
-        print(f"{result.name:<18} import {seconds:.1f} s: {result.messages} messages, {result.passages} passages, "
+        print(f"{result.name:<20} import {seconds:.1f} s: {result.messages} messages, {result.passages} passages, "
               f"{result.windows} windows, {result.windows / max(seconds, 1e-9):.1f} windows/s{extra}")
-    overall = [f"{r.name} {sum(r.recall['overall'][3]) / max(1, len(r.recall['overall'][3])):.2f}" for r in results]
+    print_summary(results)
+
+
+def summarise(results: list[SetResult]) -> dict | None:
+    """Mean and worst set over the real chats (macro average), and the kinds that matter pooled over them."""
+    real = [r for r in results if r.name in REAL_SETS and r.recall["overall"][3]]
+    if not real:
+        return None
+    recall = {r.name: {k: _share(r.recall["overall"][k]) for k in KS} for r in real}
+    worst = min(real, key=lambda r: recall[r.name][3]).name
+    pooled = {kind: [hit for r in real for hit in r.recall[kind][3]] for kind in ("follow-up", "cross-lingual")}
+    return {"sets": len(real), "mean": {k: sum(v[k] for v in recall.values()) / len(real) for k in KS},
+            "worst": (worst, recall[worst][3]), "per_set": {name: v[3] for name, v in recall.items()},
+            "pooled": {kind: (len(hits), _share(hits)) for kind, hits in pooled.items()},
+            "evidence": sum(_share(r.evidence) for r in real) / len(real)}
+
+
+def print_summary(results: list[SetResult]) -> None:
+    summary = summarise(results)
+    if summary is not None:
+        mean = summary["mean"]
+        worst_name, worst = summary["worst"]
+        print(f"real chats ({summary['sets']} sets): mean " + " ".join(f"R@{k} {mean[k]:.2f}" for k in KS)
+              + f" · worst R@3 {worst:.2f} ({worst_name}) · mean evidence@1 {summary['evidence']:.2f}")
+        print("pooled over the real chats: " + " · ".join(
+            f"{kind} R@3 {share:.2f} (n={n})" for kind, (n, share) in summary["pooled"].items()))
+        print("docs row: | " + " | ".join(f"{share:.2f}" for share in summary["per_set"].values())
+              + f" | {mean[3]:.2f} | {worst:.2f} | {summary['evidence']:.2f} |  (" + " · ".join(summary["per_set"]) + ")")
+    overall = [f"{r.name} {_share(r.recall['overall'][3]):.2f}" for r in results]
     print("summary: R@3 " + " · ".join(overall))
 
 
@@ -300,6 +358,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--chunk-tokens", type=int, default=None)
     parser.add_argument("--include-date", action="store_true")
     parser.add_argument("--keep-grids", action="store_true", help="keep emoji grids in passages")
+    parser.add_argument("--plain-numbers", choices=["on", "off"], default=None,
+                        help="search phone-number senders and @-mentions without their digits (default on)")
     parser.add_argument("--window-messages", type=int, default=None, help="consecutive messages per window")
     parser.add_argument("--window-stride", type=int, default=None, help="messages between window starts")
     parser.add_argument("--message-window-words", type=int, default=None,
@@ -327,17 +387,16 @@ def parse_args(argv=None) -> argparse.Namespace:
 def chosen_sets(args) -> list[tuple[str, Path, Path]]:
     if args.questions is not None:
         return [(args.questions.stem, args.questions, args.chat)]
-    names = args.sets or list(SETS)
+    if not args.sets and not REAL_SETS:
+        print(f"no real chats: {CHAT_QA} holds no NAME.questions.jsonl (they live in ../shared/fixtures/chat_qa)",
+              file=sys.stderr)
     chosen = []
-    for name in names:
+    for name in args.sets or list(SETS):
         questions, chat = SETS[name]
         if questions.exists() and chat.exists():
             chosen.append((name, questions, chat))
-        elif args.sets:
-            raise SystemExit(f"{name}: {questions} or {chat} is missing")
         else:
-            print(f"skipping {name}: {chat.parent} is not here (the real chats live in ../shared/fixtures/chat_qa)",
-                  file=sys.stderr)
+            raise SystemExit(f"{name}: {questions} or {chat} is missing")
     return chosen
 
 
@@ -375,6 +434,8 @@ def main(argv=None) -> int:
     llm = open_chat_llm(args.llm, n_ctx=ask.context_tokens) if needs_llm else None
     overrides = {"max_tokens": args.chunk_tokens, "window_messages": args.window_messages,
                  "window_stride": args.window_stride, "message_window_words": args.message_window_words}
+    if args.plain_numbers:
+        overrides["plain_numbers"] = args.plain_numbers == "on"
     config = ChunkingConfig(include_date=args.include_date, trim_noise=not args.keep_grids,
                             **{k: v for k, v in overrides.items() if v is not None})
     options = Options(ask, args.verbose, args.in_a_row)
