@@ -29,6 +29,7 @@ import numpy as np
 from gallery_app.core.chat.chunking import Chunk, ChunkingConfig, ChunkInput, chunk_messages
 from gallery_app.core.chat.export_file import ChatExport, ChatFileError, read_export
 from gallery_app.core.chat.messages import Message, MessageKind, ParsedChat
+from gallery_app.core.chat.conversations import conversation_of, conversation_starts
 from gallery_app.core.chat.repository import (
     add_chat, add_messages, chat_participants, chat_title, ensure_window_table, find_same_chat, messages_on_days,
     record_import, replace_chunks, store_window_vectors, windows_without_vectors,
@@ -124,12 +125,13 @@ _QUOTED_NAME = re.compile(r'["“„«‘\'].{1,200}?["”“»’\']')
 
 
 def _chunkable(message_id: int, timestamp: datetime, sender: str | None, text: str,
-               kind: MessageKind) -> ChunkInput | None:
+               kind: MessageKind, conversation: int) -> ChunkInput | None:
     if kind is MessageKind.SYSTEM and _QUOTED_NAME.search(text):
-        return ChunkInput(message_id, timestamp, "", text)  # "what is this group called?" is answered here
+        # "what is this group called?" is answered here
+        return ChunkInput(message_id, timestamp, "", text, conversation)
     if kind is not MessageKind.TEXT or not sender or not text.strip() or is_placeholder(text):
         return None  # other system lines, media placeholders and deleted messages carry nothing to find
-    return ChunkInput(message_id, timestamp, sender, text)
+    return ChunkInput(message_id, timestamp, sender, text, conversation)
 
 
 def _provisional_id(index: int) -> int:
@@ -155,10 +157,14 @@ def _plan(conn: apsw.Connection, keys: list[str], messages: list[Message], embed
     fresh = [(key, message) for key, message in zip(keys, messages) if key not in known]
     affected_days = {message.timestamp.date() for _key, message in fresh}
     stored = messages_on_days(conn, chat_id, affected_days) if chat_id is not None else []
-    inputs = [item for m in stored if (item := _chunkable(m.id, m.timestamp, m.sender, m.text, m.kind))]
+    # Stored messages came from an earlier export of this chat: its lines are this file's, near enough.
+    starts = conversation_starts(messages)
+    inputs = [item for m in stored if (item := _chunkable(m.id, m.timestamp, m.sender, m.text, m.kind,
+                                                          conversation_of(m.line or 0, starts)))]
     inputs += [item for index, (_key, m) in enumerate(fresh)
-               if (item := _chunkable(_provisional_id(index), m.timestamp, m.sender, m.text, m.kind))]
-    inputs.sort(key=lambda item: (item.timestamp, item.id >= 0, abs(item.id)))
+               if (item := _chunkable(_provisional_id(index), m.timestamp, m.sender, m.text, m.kind,
+                                      conversation_of(m.line, starts)))]
+    inputs.sort(key=lambda item: (item.timestamp.date(), item.conversation, item.timestamp, item.id >= 0, abs(item.id)))
     chunks = chunk_messages(inputs, embedder.count_tokens, max_tokens=embedder.max_tokens, config=config)
     return _Plan(chat_id, known, fresh, affected_days, chunks, [chunk.windows(config) for chunk in chunks])
 
