@@ -25,7 +25,7 @@ from gallery_app.core.models.runtimes.embedders import TextEmbedder
 from gallery_app.core.store import (
     VectorTable, atomic, delete_vectors, ensure_vector_table, get_vector_table, insert_vectors, list_vector_tables,
 )
-from gallery_app.core.store.vector_search import similarities
+from gallery_app.core.store.vector_search import HUBNESS, similarities
 
 WINDOW_KIND = "windows"
 WINDOW_METADATA = {"chat_id": "integer", "chunk_id": "integer", "day": "text"}
@@ -91,6 +91,8 @@ class WindowScores:
     scores: np.ndarray
     chunk_ids: np.ndarray
     days: np.ndarray
+    #: Each window's mean similarity to its nearest other windows (zeros unless asked for).
+    hubness: np.ndarray
 
 
 def _placeholders(values: Sequence) -> str:
@@ -359,17 +361,19 @@ def _delete_window_vectors_everywhere(conn: apsw.Connection, window_ids: list[in
 
 
 def window_similarities(conn: apsw.Connection, embedder: TextEmbedder, queries: np.ndarray,
-                        chats: Sequence[int] | None) -> WindowScores | None:
+                        chats: Sequence[int] | None, *, hubness_k: int = 0) -> WindowScores | None:
     """Every embedded window of ``chats`` (None: all) scored against each query; None if there is none."""
     table = _existing_window_table(conn, embedder)
     if table is None:
         return None
     where = {"chat_id": int(chats[0])} if chats is not None and len(chats) == 1 else None
-    window_ids, scores, metadata = similarities(conn, table, queries, model_key=embedder.model_key, where=where)
+    window_ids, scores, metadata = similarities(conn, table, queries, model_key=embedder.model_key, where=where,
+                                                hubness_k=hubness_k)
     if chats is not None and len(chats) != 1:
         keep = np.isin(metadata["chat_id"], np.asarray(list(chats), dtype=np.int64))
         window_ids, scores = window_ids[keep], scores[keep]
         metadata = {name: values[keep] for name, values in metadata.items()}
     if len(window_ids) == 0:
         return None
-    return WindowScores(window_ids, scores, metadata["chunk_id"].astype(np.int64), metadata["day"])
+    hubness = metadata.get(HUBNESS, np.zeros(len(window_ids), np.float32))
+    return WindowScores(window_ids, scores, metadata["chunk_id"].astype(np.int64), metadata["day"], hubness)

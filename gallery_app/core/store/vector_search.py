@@ -47,13 +47,20 @@ def search(conn: apsw.Connection, table: VectorTable, query: np.ndarray, *, mode
             for r, d in zip(rowids, distances)]
 
 
+#: The metadata key ``similarities`` puts each row's hubness under, when asked for it.
+HUBNESS = "hubness"
+
+
 def similarities(conn: apsw.Connection, table: VectorTable, queries: np.ndarray, *, model_key: str,
-                 where: Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+                 where: Mapping[str, Any] | None = None,
+                 hubness_k: int = 0) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """Every row's cosine similarity to each query: ``(rowids, similarities[rows, queries], metadata)``.
 
     For rankers that aggregate rows into groups (a chat passage is as good as its best window) and
     weigh metadata (the day) against similarity: a top-k list would cut groups off arbitrarily.
-    Reads the committed table (the packed copy), so call it outside a write transaction.
+    With ``hubness_k``, ``metadata[HUBNESS]`` is each row's mean similarity to its nearest other rows
+    (``PackedIndex.hubness``). Reads the committed table (the packed copy), so call it outside a
+    write transaction.
     """
     if table.metric != "cosine":
         raise StoreError(f"{table.name} is not a cosine table.")
@@ -61,12 +68,15 @@ def similarities(conn: apsw.Connection, table: VectorTable, queries: np.ndarray,
     filters = parse_filters(table, where)
     index = cache.get_index(conn, table)
     positions = index.selection(filters)
+    columns = dict(index.metadata)
+    if hubness_k:
+        columns[HUBNESS] = index.hubness(hubness_k)
     if positions is None:
         vectors, factor, rowids = index.vectors, index.row_factor, index.rowids
-        metadata = dict(index.metadata)
+        metadata = columns
     else:
         vectors, factor, rowids = index.vectors[positions], index.row_factor[positions], index.rowids[positions]
-        metadata = {name: values[positions] for name, values in index.metadata.items()}
+        metadata = {name: values[positions] for name, values in columns.items()}
     norms = np.linalg.norm(matrix, axis=1)
     scores = (vectors @ matrix.T) * factor[:, None] / np.maximum(norms, 1e-12)[None, :]
     return rowids, scores, metadata

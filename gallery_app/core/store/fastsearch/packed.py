@@ -20,6 +20,10 @@ from gallery_app.core.store.vectors import VectorTable
 
 #: A filter keeping at most this share of the rows gathers them and scores only those.
 SELECTIVE_SHARE = 0.3
+#: Hubness compares every row with at most this many others (a fixed sample): linear in the rows.
+HUBNESS_SAMPLE = 4096
+#: Rows scored against the sample at once (bounds the memory of one block of similarities).
+HUBNESS_BLOCK = 2048
 
 _OPS = {"=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
         ">": np.greater, ">=": np.greater_equal}
@@ -38,6 +42,7 @@ class PackedIndex:
         with np.errstate(divide="ignore"):
             self.row_factor = np.where(self.norms > 0, 1.0 / self.norms, 0.0).astype(np.float32)
         self.sq_norms = self.norms * self.norms
+        self._hubness: dict[int, np.ndarray] = {}
 
     @classmethod
     def from_rows(cls, table: VectorTable, rows: TableRows) -> PackedIndex:
@@ -70,6 +75,38 @@ class PackedIndex:
         return PackedIndex(self.table, np.concatenate([base.rowids, new_ids]),
                            np.concatenate([base.vectors, new_vectors]), merged_meta, version,
                            _norms=np.concatenate([base.norms, new_norms]))
+
+    # -- hubness ----------------------------------------------------------------------------------------
+    def hubness(self, k: int) -> np.ndarray:
+        """Per row, its mean cosine similarity to its ``k`` nearest other rows (of a fixed sample).
+
+        A row near to everything (a pasted advert, a run of "<image omitted>") is near to every query
+        too: the "hubs" of nearest-neighbour search. CSLS (Conneau et al., 2018) scores a pair against
+        this neighbourhood density. Computed once per index (an index never changes).
+        """
+        if k not in self._hubness:
+            self._hubness[k] = self._compute_hubness(k)
+        return self._hubness[k]
+
+    def _compute_hubness(self, k: int) -> np.ndarray:
+        rows = len(self)
+        if rows < 2 or self.table.metric != "cosine":
+            return np.zeros(rows, np.float32)
+        unit = self.vectors * self.row_factor[:, None]
+        sample = (np.arange(rows) if rows <= HUBNESS_SAMPLE
+                  else np.sort(np.random.default_rng(0).choice(rows, HUBNESS_SAMPLE, replace=False)))
+        reference = unit[sample]
+        take = min(k, len(sample) - 1)
+        result = np.empty(rows, np.float32)
+        for start in range(0, rows, HUBNESS_BLOCK):
+            block = unit[start:start + HUBNESS_BLOCK] @ reference.T
+            # A row is not its own neighbour.
+            own = np.searchsorted(sample, np.arange(start, start + len(block)))
+            inside = (own < len(sample)) & (sample[np.minimum(own, len(sample) - 1)] == np.arange(start, start + len(block)))
+            block[np.flatnonzero(inside), own[inside]] = -np.inf
+            nearest = np.partition(block, block.shape[1] - take, axis=1)[:, -take:]
+            result[start:start + len(block)] = nearest.mean(axis=1)
+        return result
 
     # -- search ----------------------------------------------------------------------------------------
     def selection(self, filters: Sequence[tuple[str, str, Any]]) -> np.ndarray | None:
