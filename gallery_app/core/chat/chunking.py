@@ -34,6 +34,8 @@ class ChunkInput:
     timestamp: datetime
     sender: str
     text: str
+    #: Which of the export's pasted-together conversations it belongs to (core/chat/conversations.py).
+    conversation: int = 0
 
 
 @dataclass
@@ -58,11 +60,23 @@ class Chunk:
         what was agreed); a message of ``message_window_words`` words or more is also a window of its
         own, and a long one (an announcement) a window per group of sentences, so one detail is not
         averaged away by the rest. Lines that are only emoji or symbols (game grids, reactions) are left
-        out of every window: they cost embedder time and pull vectors towards each other.
+        out of every window: they cost embedder time and pull vectors towards each other. So are the
+        digits of phone numbers (``config.plain_numbers``): windows of four "+62 838-2185-5356:" lines
+        are near to each other and to nothing asked.
         """
-        kept = [(line, owner) for line, owner in zip(self.lines, self.line_owners)
-                if owner is None or not is_noise(self._body(line, owner))]
-        owners = {owner for _line, owner in kept if owner is not None}
+        # (what is searched of the line, its message, its text without the sender)
+        kept: list[tuple[str, int | None, str]] = []
+        for line, owner in zip(self.lines, self.line_owners):
+            if owner is None:
+                kept.append((line, owner, line))
+                continue
+            sender = self.message_senders.get(owner, "")
+            body = searchable_text(self._body(line, owner)) if config.plain_numbers else self._body(line, owner)
+            if is_noise(body):
+                continue
+            shown = sender if not config.plain_numbers or not is_phone_number(sender) else ""
+            kept.append((f"{shown}: {body}" if shown else body, owner, body))
+        owners = {owner for _line, owner, _body in kept if owner is not None}
         ids = [i for i in self.message_ids if i in owners]
         if not ids:
             return []
@@ -74,19 +88,19 @@ class Chunk:
                 seen.add(text)
                 windows.append((members, text))
 
-        for members, text in self._consecutive_windows(ids, kept, config.window_messages, config.window_stride):
+        lines = [(line, owner) for line, owner, _body in kept]
+        for members, text in self._consecutive_windows(ids, lines, config.window_messages, config.window_stride):
             add(members, text)
         if config.message_window_words:
             for message_id in ids:
-                lines = [line for line, owner in kept if owner == message_id]
-                sender = self.message_senders.get(message_id, "")
-                prefix = f"{sender}: " if sender else ""
-                body = "\n".join(self._body(line, message_id) for line in lines)
+                own = [(line, body) for line, owner, body in kept if owner == message_id]
+                body = "\n".join(body for _line, body in own)
                 if len(_WORDS.findall(body)) < config.message_window_words:
                     continue
                 if len(body) <= config.sentence_window_chars * 3 // 2:
-                    add([message_id], "\n".join(lines))
+                    add([message_id], "\n".join(line for line, _body in own))
                 else:
+                    prefix = own[0][0][:len(own[0][0]) - len(own[0][1])]  # "Name: " as searched, or ""
                     for group in _sentence_groups(body, config.sentence_window_chars):
                         add([message_id], prefix + group)
         return windows
@@ -124,6 +138,9 @@ class ChunkingConfig:
     window_stride: int = DEFAULT_WINDOW_STRIDE
     #: Leave emoji grids out of passages (a message that is only emoji keeps its first line).
     trim_noise: bool = True
+    #: Search without the digits of phone numbers: a sender known only by number ("+62 838-2185-5356")
+    #: is searched without the name, an @-mention of a number without the mention (what is shown keeps both).
+    plain_numbers: bool = True
     #: Messages of at least this many words are windows of their own (0: consecutive messages only).
     message_window_words: int = DEFAULT_MESSAGE_WINDOW_WORDS
     #: Longer messages are searched as sentence groups of about this many characters.
@@ -162,6 +179,21 @@ def passage_lines(sender: str, text: str) -> list[str]:
     prefix = len(f"{sender}: ") if sender else 0
     kept = [line for line in lines if not is_noise(line[prefix:])]
     return kept or lines[:1]
+
+
+#: A sender saved by no name: WhatsApp shows the phone number ("+62 838-2185-5356", "+91 95882 56424").
+_PHONE_NUMBER = re.compile(r"\+?\d[\d \-()\u00a0]{5,}\d")
+#: An @-mention of a contact by number ("@919439797508"), which Android writes with isolate marks.
+_NUMBER_MENTION = re.compile(r"@\u2068?\+?\d{6,}\u2069?")
+
+
+def is_phone_number(sender: str) -> bool:
+    return _PHONE_NUMBER.fullmatch(sender.strip("\u202a\u202c\u200e\u2068\u2069 ")) is not None
+
+
+def searchable_text(text: str) -> str:
+    """``text`` without @-mentions of phone numbers: a dozen digits that say nothing about what is asked."""
+    return _NUMBER_MENTION.sub("", text).strip() if "@" in text else text
 
 
 def is_noise(text: str) -> bool:
@@ -302,13 +334,14 @@ def _day_drafts(messages: Sequence[ChunkInput], budget: int, counter: TokenCount
 
 def chunk_messages(messages: Iterable[ChunkInput], count_tokens: Callable[[str], int], *, max_tokens: int,
                    config: ChunkingConfig = ChunkingConfig()) -> list[Chunk]:
-    """Passages for ``messages`` (in chat order), each within ``min(config.max_tokens, max_tokens)`` tokens."""
+    """Passages for ``messages`` (in chat order: by day, conversation, time), each within
+    ``min(config.max_tokens, max_tokens)`` tokens."""
     counter = TokenCounter(count_tokens)
     budget = min(config.max_tokens, max_tokens)
     if budget <= counter.overhead + 16:
         raise ValueError(f"A passage budget of {budget} tokens leaves no room for text.")
     chunks: list[Chunk] = []
-    for day, group in groupby(messages, key=lambda m: m.timestamp.date()):
+    for (day, _conversation), group in groupby(messages, key=lambda m: (m.timestamp.date(), m.conversation)):
         for draft in _day_drafts(list(group), budget, counter, config):
             chunks.extend(_finish(draft, day, counter, max_tokens))
     return chunks

@@ -797,6 +797,11 @@ def is_placeholder(text: str) -> bool:
     return found is not None and not found[1]
 
 
+def is_encryption_notice(text: str) -> bool:
+    """Whether ``text`` is WhatsApp's line that a chat's messages are end-to-end encrypted (its first line)."""
+    return _ENCRYPTION_NOTICE.match(clean_text(text).strip()) is not None
+
+
 def attachment_caption(text: str) -> str | None:
     """What a stored message with an attachment says besides WhatsApp's marker (``Message.caption``
     as the parser made it: "" when nothing), or None when ``text`` carries no attachment marker.
