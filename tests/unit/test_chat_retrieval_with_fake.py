@@ -160,3 +160,21 @@ def test_min_score_keeps_only_passages_at_least_that_similar(library):
     assert len(kept.matches) == 1 and kept.matches[0].similarity == best
     nothing = retrieve(library, "ferry", k=20, min_score=1.01)
     assert nothing.matches == [] and nothing.describe() == "No passages found." and nothing.unindexed == 0
+
+
+def test_the_answering_message_is_named_not_the_question_asked_in_the_chat(store, tmp_path):
+    """The message asked in the chat is nearest to the question; the reply after it is what answers."""
+    from gallery_app.core.chat.evidence import closest_message
+
+    export = write_chat(tmp_path / "helpdesk", [
+        "1/18/18, 12:12 - Anggi: Is the campus dormitory free for scholarship students?",
+        "1/18/18, 12:14 - SMB Telkom: The dormitory is free for scholarship students",
+        "1/18/18, 12:16 - Anggi: Thank you very much",
+        "1/18/18, 12:17 - SMB Telkom: You are welcome",
+    ])
+    import_chat(store, export, EMBEDDER)
+    question = "Is the campus dormitory free for scholarship students?"
+    best = ChatRetriever(store, EMBEDDER).retrieve(question, k=1).matches[0]
+    answer = closest_message(store, best, question)
+    assert answer.sender == "SMB Telkom" and answer.text == "The dormitory is free for scholarship students"
+    assert best.answer_message_id == answer.message_id

@@ -110,8 +110,10 @@ class ClosestMessage:
 
 
 def closest_message(conn: apsw.Connection, match: Match, question: str = "") -> ClosestMessage | None:
-    """The best window's message of ``match``; of several, the one sharing most words with ``question``."""
-    candidates = messages_by_id(conn, list(match.focus_message_ids or match.message_ids))
+    """The message of ``match`` that answers: the retriever's choice (``Match.answer_message_id``), else of
+    the best window's messages the one sharing most words with ``question``."""
+    ids = [match.answer_message_id] if match.answer_message_id is not None else match.focus_message_ids
+    candidates = messages_by_id(conn, list(ids or match.message_ids))
     candidates = [m for m in candidates if m.sender and m.text.strip()]
     if not candidates:
         return None

@@ -54,6 +54,13 @@ FOLLOW_UP_LIFT = 0.75
 NEAR_HOURS = 6
 #: The previous turn's passages whose neighbourhood counts (its best first).
 FOLLOW_UP_ANCHORS = 2
+#: Hub suppression (CSLS): a window's similarity counts less by this share of its mean similarity to
+#: its HUB_NEIGHBOURS nearest other windows, so a window near to everything stops topping every question.
+HUB_WEIGHT = 0.0
+HUB_NEIGHBOURS = 10
+#: The best this many passages name their answering message: the focus window's messages are compared
+#: with the question one by one (what the person reads first, highlighted and quoted).
+ANSWER_MESSAGE_PASSAGES = 3
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
 
 
@@ -74,6 +81,8 @@ class Match:
     focus_message_ids: list[int] = field(default_factory=list)
     #: ``Name: text`` lines of the focus window and one message either side (within the passage).
     excerpt: str = ""
+    #: The one message of the focus window that reads most like the answer (None: not chosen).
+    answer_message_id: int | None = None
 
 
 @dataclass
@@ -149,16 +158,19 @@ class ChatRetriever:
 
     # --- scoring ------------------------------------------------------------------------------
     def _score(self, queries: np.ndarray, chats: Sequence[int] | None) -> _Scored | None:
-        found = window_similarities(self.conn, self.embedder, queries, chats)
+        found = window_similarities(self.conn, self.embedder, queries, chats,
+                                    hubness_k=HUB_NEIGHBOURS if HUB_WEIGHT else 0)
         if found is None:
             return None
         window_ids, window_scores = found.window_ids, found.scores
+        if HUB_WEIGHT:
+            window_scores = window_scores - HUB_WEIGHT * found.hubness[:, None]
         # Each query's scores on its own scale; a window counts by the query that found it best.
         if self.by_language:
             combined = self._z_by_language(window_ids, window_scores).max(axis=1)
         else:
             combined = _z(window_scores).max(axis=1)
-        raw = window_scores.max(axis=1)
+        raw = found.scores.max(axis=1)
         chunk_of_window = found.chunk_ids
         # Best window per passage: sort windows by passage, then by score within it; the last of each run wins.
         order = np.lexsort((combined, chunk_of_window))
@@ -297,11 +309,36 @@ class ChatRetriever:
         chunks = chunks_by_id(self.conn, chosen)
         focus = window_messages(self.conn, [int(scored.best_window[p]) for p in chosen_positions])
         titles = chat_titles(self.conn)
-        for position, chunk_id in zip(chosen_positions, chosen):
+        focus_of = [focus.get(int(scored.best_window[position]), []) for position in chosen_positions]
+        answers = self._answer_messages(queries[0], focus_of[:ANSWER_MESSAGE_PASSAGES])
+        for number, (position, chunk_id) in enumerate(zip(chosen_positions, chosen)):
             chunk = chunks[chunk_id]
-            focus_ids = focus.get(int(scored.best_window[position]), [])
+            focus_ids = focus_of[number]
             result.matches.append(Match(chunk_id, chunk.chat_id, titles.get(chunk.chat_id, ""), chunk.day,
                                         chunk.senders, chunk.text, chunk.message_ids,
                                         float(scored.similarity[position]), final_score[position], focus_ids,
-                                        self._excerpt(chunk.message_ids, focus_ids)))
+                                        self._excerpt(chunk.message_ids, focus_ids),
+                                        answers[number] if number < len(answers) else None))
         return result
+
+    def _answer_messages(self, query: np.ndarray, focus_windows: list[list[int]]) -> list[int | None]:
+        """Per focus window, its message nearest to the question that is not itself a question.
+
+        A window is found because it is about what was asked; which of its four messages answers is a
+        second, finer look: each alone, in the embedder's space. A question in the chat ("how much is
+        the room?") is nearer to the question than its answer is, so it is passed over when the window
+        holds anything else.
+        """
+        by_id = {m.id: m for m in messages_by_id(self.conn, sorted({i for ids in focus_windows for i in ids}))}
+        candidates = [[by_id[i] for i in ids if i in by_id and by_id[i].sender and by_id[i].text.strip()]
+                      for ids in focus_windows]
+        texts = [f"{m.sender}: {m.text}" for window in candidates for m in window]
+        if not texts:
+            return [None] * len(focus_windows)
+        similarity = iter((self.embedder.embed_passages(texts) @ query).tolist())
+        chosen: list[int | None] = []
+        for window in candidates:
+            scored = [(next(similarity), m) for m in window]
+            answers = [pair for pair in scored if not pair[1].text.rstrip().endswith("?")] or scored
+            chosen.append(max(answers, key=lambda pair: pair[0])[1].id if answers else None)
+        return chosen
