@@ -358,8 +358,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--chunk-tokens", type=int, default=None)
     parser.add_argument("--include-date", action="store_true")
     parser.add_argument("--keep-grids", action="store_true", help="keep emoji grids in passages")
-    parser.add_argument("--plain-numbers", choices=["on", "off"], default=None,
-                        help="search phone-number senders and @-mentions without their digits (default on)")
+    parser.add_argument("--plain-numbers", choices=["both", "mentions", "senders", "off"], default=None,
+                        help="search @-mentions of numbers and phone-number senders without their digits")
     parser.add_argument("--window-messages", type=int, default=None, help="consecutive messages per window")
     parser.add_argument("--window-stride", type=int, default=None, help="messages between window starts")
     parser.add_argument("--message-window-words", type=int, default=None,
@@ -435,7 +435,8 @@ def main(argv=None) -> int:
     overrides = {"max_tokens": args.chunk_tokens, "window_messages": args.window_messages,
                  "window_stride": args.window_stride, "message_window_words": args.message_window_words}
     if args.plain_numbers:
-        overrides["plain_numbers"] = args.plain_numbers == "on"
+        overrides["plain_mentions"] = args.plain_numbers in ("both", "mentions")
+        overrides["plain_number_senders"] = args.plain_numbers in ("both", "senders")
     config = ChunkingConfig(include_date=args.include_date, trim_noise=not args.keep_grids,
                             **{k: v for k, v in overrides.items() if v is not None})
     options = Options(ask, args.verbose, args.in_a_row)

@@ -20,8 +20,11 @@ from tests.conftest import SHARED_FIXTURES, require_shared_fixtures
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 CHAT_QA = SHARED_FIXTURES / "chat_qa"
-#: R@3 floors per set (measured: see docs/chat.md, "Real chats").
-RECALL_AT_3_FLOOR = {"dutch_friends": 0.85, "english_students": 0.72}
+#: R@3 floors per set, a question's worth below what was measured (docs/chat.md, "All six real chats").
+RECALL_AT_3_FLOOR = {"dutch_friends": 0.85, "english_students": 0.72, "hinglish_class": 0.47,
+                     "indonesian_helpdesk": 0.34, "nigerian_admissions": 0.52, "spanish_students": 0.60}
+#: The top passage's answering message is a gold one this often, over the six (measured 0.30).
+EVIDENCE_AT_1_FLOOR = 0.26
 
 
 def _chat_eval():
@@ -67,14 +70,24 @@ def _rank(retrieval, imported, gold_lines) -> int | None:
     return next((rank for rank, match in enumerate(retrieval.matches, start=1) if gold & set(match.message_ids)), None)
 
 
-@pytest.mark.parametrize("name", ["dutch_friends", "english_students"])
-def test_recall_at_3_on_real_chats_holds(chat_eval, real_chats, embedder, name):
-    questions, imported = real_chats[name]
+@pytest.fixture(scope="module")
+def results(chat_eval, real_chats, embedder):
     options = chat_eval.Options(AskOptions(), verbose=False)
-    result = chat_eval.evaluate(name, questions, imported, embedder, None, options)
+    return {name: chat_eval.evaluate(name, questions, imported, embedder, None, options)
+            for name, (questions, imported) in real_chats.items()}
+
+
+@pytest.mark.parametrize("name", sorted(RECALL_AT_3_FLOOR))
+def test_recall_at_3_on_real_chats_holds(results, name):
+    result = results[name]
     overall = result.recall["overall"][3]
     recall = sum(overall) / len(overall)
     assert recall >= RECALL_AT_3_FLOOR[name], [(m["id"], m["rank"]) for m in result.misses]
+
+
+def test_the_message_named_first_answers_often_enough(results):
+    shares = [sum(r.evidence) / len(r.evidence) for name, r in results.items() if name in RECALL_AT_3_FLOOR]
+    assert sum(shares) / len(shares) >= EVIDENCE_AT_1_FLOOR, shares
 
 
 def test_a_follow_up_finds_its_answer_near_the_previous_one(real_chats, embedder):
