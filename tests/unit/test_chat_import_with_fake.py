@@ -32,7 +32,8 @@ def counts(conn) -> tuple[int, int, int]:
 
 
 def unindexed(conn, embedder) -> int:
-    return ChatRetriever(conn, embedder).retrieve("anything").unindexed
+    # k=0: only the count, so searching embeds nothing (the best passages' messages would be embedded).
+    return ChatRetriever(conn, embedder).retrieve("anything", k=0).unindexed
 
 
 @pytest.fixture
