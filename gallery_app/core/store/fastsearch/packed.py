@@ -96,14 +96,16 @@ class PackedIndex:
         sample = (np.arange(rows) if rows <= HUBNESS_SAMPLE
                   else np.sort(np.random.default_rng(0).choice(rows, HUBNESS_SAMPLE, replace=False)))
         reference = unit[sample]
+        # Where each row sits in the sample (-1: not in it), so that a row is not its own neighbour.
+        place_in_sample = np.full(rows, -1)
+        place_in_sample[sample] = np.arange(len(sample))
         take = min(k, len(sample) - 1)
         result = np.empty(rows, np.float32)
         for start in range(0, rows, HUBNESS_BLOCK):
             block = unit[start:start + HUBNESS_BLOCK] @ reference.T
-            # A row is not its own neighbour.
-            own = np.searchsorted(sample, np.arange(start, start + len(block)))
-            inside = (own < len(sample)) & (sample[np.minimum(own, len(sample) - 1)] == np.arange(start, start + len(block)))
-            block[np.flatnonzero(inside), own[inside]] = -np.inf
+            own = place_in_sample[start:start + len(block)]
+            sampled = np.flatnonzero(own >= 0)
+            block[sampled, own[sampled]] = -np.inf
             nearest = np.partition(block, block.shape[1] - take, axis=1)[:, -take:]
             result[start:start + len(block)] = nearest.mean(axis=1)
         return result
