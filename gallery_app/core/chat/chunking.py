@@ -60,23 +60,23 @@ class Chunk:
         what was agreed); a message of ``message_window_words`` words or more is also a window of its
         own, and a long one (an announcement) a window per group of sentences, so one detail is not
         averaged away by the rest. Lines that are only emoji or symbols (game grids, reactions) are left
-        out of every window: they cost embedder time and pull vectors towards each other. So are the
-        digits of phone numbers (``config.plain_mentions``, ``config.plain_number_senders``): windows of four "+62 838-2185-5356:" lines
-        are near to each other and to nothing asked.
+        out of every window: they cost embedder time and pull vectors towards each other. So can the
+        digits of phone numbers be (``config.plain_mentions``, ``config.plain_number_senders``): windows
+        of four "+62 838-2185-5356:" lines are near to each other and to nothing asked.
         """
-        # (what is searched of the line, its message, its text without the sender)
-        kept: list[tuple[str, int | None, str]] = []
+        # Per searched line: its message, the sender as searched ("Name: " or ""), its text without it.
+        kept: list[tuple[int | None, str, str]] = []
         for line, owner in zip(self.lines, self.line_owners):
             if owner is None:
-                kept.append((line, owner, line))
+                kept.append((owner, "", line))
                 continue
             sender = self.message_senders.get(owner, "")
             body = searchable_text(self._body(line, owner)) if config.plain_mentions else self._body(line, owner)
             if is_noise(body):
                 continue
             shown = sender if not config.plain_number_senders or not is_phone_number(sender) else ""
-            kept.append((f"{shown}: {body}" if shown else body, owner, body))
-        owners = {owner for _line, owner, _body in kept if owner is not None}
+            kept.append((owner, f"{shown}: " if shown else "", body))
+        owners = {owner for owner, _prefix, _body in kept if owner is not None}
         ids = [i for i in self.message_ids if i in owners]
         if not ids:
             return []
@@ -88,19 +88,19 @@ class Chunk:
                 seen.add(text)
                 windows.append((members, text))
 
-        lines = [(line, owner) for line, owner, _body in kept]
+        lines = [(prefix + body, owner) for owner, prefix, body in kept]
         for members, text in self._consecutive_windows(ids, lines, config.window_messages, config.window_stride):
             add(members, text)
         if config.message_window_words:
             for message_id in ids:
-                own = [(line, body) for line, owner, body in kept if owner == message_id]
-                body = "\n".join(body for _line, body in own)
+                own = [(prefix, body) for owner, prefix, body in kept if owner == message_id]
+                body = "\n".join(body for _prefix, body in own)
                 if len(_WORDS.findall(body)) < config.message_window_words:
                     continue
                 if len(body) <= config.sentence_window_chars * 3 // 2:
-                    add([message_id], "\n".join(line for line, _body in own))
+                    add([message_id], "\n".join(prefix + line for prefix, line in own))
                 else:
-                    prefix = own[0][0][:len(own[0][0]) - len(own[0][1])]  # "Name: " as searched, or ""
+                    prefix = own[0][0]
                     for group in _sentence_groups(body, config.sentence_window_chars):
                         add([message_id], prefix + group)
         return windows

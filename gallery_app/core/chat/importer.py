@@ -27,9 +27,9 @@ import apsw
 import numpy as np
 
 from gallery_app.core.chat.chunking import Chunk, ChunkingConfig, ChunkInput, chunk_messages
+from gallery_app.core.chat.conversations import conversation_of, conversation_starts
 from gallery_app.core.chat.export_file import ChatExport, ChatFileError, read_export
 from gallery_app.core.chat.messages import Message, MessageKind, ParsedChat
-from gallery_app.core.chat.conversations import conversation_of, conversation_starts
 from gallery_app.core.chat.repository import (
     add_chat, add_messages, chat_participants, chat_title, ensure_window_table, find_same_chat, messages_on_days,
     record_import, replace_chunks, store_window_vectors, windows_without_vectors,
