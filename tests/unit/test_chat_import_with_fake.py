@@ -55,7 +55,10 @@ def test_a_small_export_is_stored_as_messages_passages_and_one_vector_per_window
     # The encryption notice and "created group" are not when the chat starts.
     assert (summary.first, summary.last) == (datetime(2024, 4, 3, 19, 42), datetime(2024, 4, 24, 8, 2))
     assert (summary.media_placeholders, summary.skipped_lines) == (1, 0)
-    assert summary.describe() == f"Imported “Lighthouse trip”: 34 messages from 03 Apr 2024 to 24 Apr 2024. {DETAILS}"
+    # The people's messages, as the chat list counts them; WhatsApp's notices apart (issue 22, step 7).
+    assert summary.describe() == ("Imported “Lighthouse trip”: 32 messages and 2 WhatsApp notices from 03 Apr 2024 "
+                                  f"to 24 Apr 2024. {DETAILS}")
+    assert list_chats(store)[0].message_count == 32
 
     messages, passages, windows = counts(store)
     assert messages == LIGHTHOUSE_MESSAGES
@@ -97,7 +100,7 @@ def test_importing_the_same_export_again_adds_nothing_and_embeds_nothing(store, 
     again = import_chat(store, lighthouse, embedder)
     assert again.chat_id == first.chat_id and not again.new_chat
     assert (again.messages_in_file, again.messages_added, again.passages_added, again.windows_added) == (34, 0, 0, 0)
-    assert again.describe() == f"“Lighthouse trip” is already up to date: all 34 messages were imported before. {DETAILS}"
+    assert again.describe() == f"“Lighthouse trip” is already up to date: all 32 messages were imported before. {DETAILS}"
     assert counts(store) == before and embedder.passages == []
     # The same export saved again under WhatsApp's own file name is still the same chat, with its title.
     renamed = write_chat(tmp_path / "Downloads", LIGHTHOUSE, "WhatsApp Chat with Lighthouse trip.txt")
@@ -180,7 +183,7 @@ def test_importing_the_same_file_after_a_cancel_says_it_finished(store):
     left = counts(store)[2] - sum(embedder.batches)
     finished = import_chat(store, DEMO_CHAT, embedder)
     assert (finished.new_chat, finished.messages_added, finished.windows_added) == (False, 0, left)
-    assert finished.describe().startswith(f"Finished importing “Weekend away”: all 432 messages were imported "
+    assert finished.describe().startswith(f"Finished importing “Weekend away”: all 431 messages were imported "
                                           f"before, and its last {left} passages are now searchable.")
 
 
@@ -222,7 +225,7 @@ def test_a_chat_of_only_system_lines_is_described_without_an_empty_date_span(sto
         "03/04/2024, 19:42 - Daniel left",
     ])
     summary = import_chat(store, quiet, WordHashEmbedder())
-    assert summary.describe() == "Imported “Quiet”: 3 messages."
+    assert summary.describe() == "Imported “Quiet”: 3 WhatsApp notices."
 
 
 def test_media_placeholders_and_call_notices_are_kept_out_of_what_is_searched(store, tmp_path):

@@ -83,18 +83,29 @@ class ImportSummary:
     estimate: ImportEstimate | None = None
     #: The photos its messages sent, added to the gallery (None: none to add).
     photos: ChatPhotoSummary | None = None
+    #: Of the messages added, WhatsApp's own notices (encryption, "X added Y"): not counted as messages
+    #: where the chat list counts them.
+    notices_added: int = 0
+    notices_in_file: int = 0
+
+    def _added(self, new: str = "") -> str:
+        """The people's messages added, as the chat list counts them, and WhatsApp's notices apart."""
+        said, notices = self.messages_added - self.notices_added, self.notices_added
+        messages = f"{said:,} {new}message{'' if said == 1 else 's'}"
+        notes = f"{notices:,} WhatsApp notice{'' if notices == 1 else 's'}"
+        return notes if notices and not said else f"{messages} and {notes}" if notices else messages
 
     def describe(self) -> str:
         span = f"{self.first:%d %b %Y} to {self.last:%d %b %Y}" if self.first and self.last else ""
         if self.messages_added == 0 and self.windows_added:
-            head = (f"Finished importing “{self.title}”: all {self.messages_in_file} messages were imported before, "
+            head = (f"Finished importing “{self.title}”: all {self.messages_in_file - self.notices_in_file:,} messages were imported before, "
                     f"and its last {self.windows_added:,} passages are now searchable.")
         elif self.messages_added == 0:
-            head = f"“{self.title}” is already up to date: all {self.messages_in_file} messages were imported before."
+            head = f"“{self.title}” is already up to date: all {self.messages_in_file - self.notices_in_file:,} messages were imported before."
         elif self.new_chat:
-            head = f"Imported “{self.title}”: {self.messages_added} messages" + (f" from {span}." if span else ".")
+            head = f"Imported “{self.title}”: {self._added()}" + (f" from {span}." if span else ".")
         else:
-            head = f"Added {self.messages_added} new messages to “{self.title}” (now up to {self.last:%d %b %Y})."
+            head = f"Added {self._added('new ')} to “{self.title}” (now up to {self.last:%d %b %Y})."
         details = [f"{len(self.participants)} people: {', '.join(self.participants)}"] if self.participants else []
         if self.attachments:
             details.append(f"{self.attachments} attachments")
@@ -233,6 +244,8 @@ def import_chat(conn: apsw.Connection, source: Path | ChatExport, embedder: Text
         first=min(stamps) if stamps else None, last=max(stamps) if stamps else None,
         skipped_lines=len(parsed.skipped_lines), attachments=len(parsed.attachments),
         media_placeholders=sum(m.kind is MessageKind.MEDIA for m in messages), passages_added=len(plan.chunks),
+        notices_added=sum(m.kind is MessageKind.SYSTEM for _key, m in plan.fresh),
+        notices_in_file=sum(m.kind is MessageKind.SYSTEM for m in messages),
         windows_added=embedded, estimate=estimates[0] if estimates else None, photos=photos if photos.found else None,
     )
 
