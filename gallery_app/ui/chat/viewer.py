@@ -7,11 +7,14 @@ GUI thread, and only for the rows the view paints.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Iterable
 
-from PySide6.QtCore import QAbstractListModel, QEvent, QItemSelectionModel, QModelIndex, \
-    QPersistentModelIndex, QRect, QSize, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication, QIcon, QKeySequence, QMouseEvent, QShortcut
+from PySide6.QtCore import QAbstractListModel, QEvent, QItemSelection, QItemSelectionModel, QModelIndex, \
+    QPersistentModelIndex, QPoint, QRect, QSize, Qt, QTimerEvent, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication, QIcon, QKeySequence, QMouseEvent, QPalette, \
+    QPen, QShortcut
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QDialog, QDialogButtonBox, QLabel, QListView, \
     QStyle, QStyledItemDelegate, QStyleOptionViewItem, QVBoxLayout
 
@@ -36,10 +39,45 @@ HIGHLIGHT = QColor(255, 236, 153)
 THUMBNAIL_SIDE = 128
 #: What the header says of the highlighted message when the viewer opened at a photo's message.
 PHOTO_NOTE = "The highlighted message sent the photo."
+#: The width of the frame that marks a selected highlighted row.
+SELECTION_FRAME = 2
 #: The roles the model answers; the view asks each row for eight while it lays out tens of thousands.
 _ROLES = frozenset((Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.BackgroundRole,
                     Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.FontRole, Qt.ItemDataRole.DecorationRole,
                     MessageIdRole, HighlightedRole, PhotoRole))
+#: Roles whose change leaves every row's size as it was (the thumbnail's room is the placeholder's).
+_PAINT_ONLY_ROLES = frozenset((Qt.ItemDataRole.DecorationRole, Qt.ItemDataRole.BackgroundRole,
+                               Qt.ItemDataRole.ForegroundRole, HighlightedRole))
+#: Characters without a space after which a line may break: word wrap cannot break "10&8&14&4&15&…" (a
+#: game's results), and a row wider than the list brings a horizontal scroll bar back.
+BREAK_RUN = 30
+_LONG_RUN = re.compile(r"\S{%d,}" % (BREAK_RUN + 1))
+_ZERO_WIDTH_SPACE = "\u200b"
+
+
+def _joins_previous(char: str) -> bool:
+    """A character drawn as one with the one before it (accents, emoji modifiers, ZWJ sequences)."""
+    return (unicodedata.category(char).startswith("M") or char in "\u200d\ufe0e\ufe0f"
+            or "\U0001f3fb" <= char <= "\U0001f3ff")
+
+
+def _break_run(match: re.Match) -> str:
+    run, pieces, start = match.group(), [], 0
+    at = BREAK_RUN
+    while at < len(run):
+        while at < len(run) and (_joins_previous(run[at]) or run[at - 1] == "\u200d"):
+            at += 1
+        if at < len(run):
+            pieces.append(run[start:at])
+            start = at
+        at += BREAK_RUN
+    pieces.append(run[start:])
+    return _ZERO_WIDTH_SPACE.join(pieces)
+
+
+def breakable(text: str) -> str:
+    """``text`` as shown: an invisible break opportunity every BREAK_RUN characters of a run without spaces."""
+    return _LONG_RUN.sub(_break_run, text) if len(text) > BREAK_RUN else text
 
 
 def message_line(message: StoredMessage) -> str:
@@ -155,14 +193,30 @@ class MessageDelegate(QStyledItemDelegate):
 
     photo_clicked = Signal(int)  # the row
 
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+        super().initStyleOption(option, index)
+        option.text = breakable(option.text)  # what is drawn and measured; the model keeps the message's text
+
     def paint(self, painter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
-        if index.data(PhotoRole) is None:
+        photo = index.data(PhotoRole) is not None
+        marked = bool(option.state & QStyle.StateFlag.State_Selected) and index.data(HighlightedRole)
+        if not photo and not marked:
             super().paint(painter, option, index)
             return
         styled = self._styled(option, index)
-        styled.icon = index.model().thumbnail(index.row())
+        if photo:
+            styled.icon = index.model().thumbnail(index.row())
+        if marked:
+            # The selection's colour (and the focus rectangle's tint) would hide the highlight: a selected
+            # highlighted row keeps its yellow and shows the selection as a frame.
+            styled.state &= ~(QStyle.StateFlag.State_Selected | QStyle.StateFlag.State_HasFocus)
         style = styled.widget.style() if styled.widget is not None else QApplication.style()
         style.drawControl(QStyle.ControlElement.CE_ItemViewItem, styled, painter, styled.widget)
+        if marked:
+            painter.save()
+            painter.setPen(QPen(option.palette.color(QPalette.ColorRole.Highlight), SELECTION_FRAME))
+            painter.drawRect(option.rect.adjusted(1, 1, -1, -1))
+            painter.restore()
 
     def photo_rect(self, option: QStyleOptionViewItem, index: QModelIndex) -> QRect:
         """Where the thumbnail is drawn inside the row ``option.rect``."""
@@ -184,13 +238,89 @@ class MessageDelegate(QStyledItemDelegate):
         return styled
 
 
+class MessageListView(QListView):
+    """The messages, one wrapped row each, laid out in batches, scrolled by pixels.
+
+    QListView lays every row out again whenever its width or height changes (word wrap) and on any
+    dataChanged, and paints nothing until such a layout has reached the last row. So nothing here may
+    change the viewport's size by itself (both scroll bars keep their place), a new thumbnail or highlight
+    only repaints, and the row at the top stays there across a new layout (a resize)."""
+
+    #: The layout reached the last row (after new messages, or a new layout after a resize).
+    laid_out = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._complete = False
+        self._anchor: tuple[QPersistentModelIndex, int] | None = None  # the top row and its y, kept across layouts
+        self.setWordWrap(True)
+        self.setUniformItemSizes(False)
+        self.setResizeMode(QListView.ResizeMode.Adjust)
+        # A years-long chat (tens of thousands of messages) measured at once would freeze the window for
+        # seconds; batches let the event loop run in between.
+        self.setLayoutMode(QListView.LayoutMode.Batched)
+        self.setBatchSize(100)
+        # By item, a message taller than the list (a game's 1,000-line emoji grid) cannot be read past its
+        # first screen, and the scroll range counts rows the layout has not reached as nothing.
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.verticalScrollBar().setSingleStep(self.fontMetrics().lineSpacing())
+        # A scroll bar that comes and goes resizes the viewport, which starts the layout again from the
+        # first row, which takes the bar away again: the list stayed blank for good.
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSpacing(2)
+
+    def layout_complete(self) -> bool:
+        """Every row has its place (so every row can be scrolled to and is painted)."""
+        rows = self.model().rowCount() if self.model() is not None else 0
+        return rows == 0 or self.visualRect(self.model().index(rows - 1, 0)).isValid()
+
+    def reset(self) -> None:
+        self._complete, self._anchor = False, None
+        super().reset()
+
+    def dataChanged(self, top_left, bottom_right, roles=()) -> None:
+        if roles and _PAINT_ONLY_ROLES.issuperset(roles):
+            QAbstractItemView.dataChanged(self, top_left, bottom_right, roles)  # a repaint, not a new layout
+        else:
+            super().dataChanged(top_left, bottom_right, roles)
+
+    def doItemsLayout(self) -> None:
+        if self._complete and self._anchor is None:
+            top = self.indexAt(QPoint(self.viewport().width() // 2, self.spacing()))
+            if top.isValid():
+                self._anchor = (QPersistentModelIndex(top), self.visualRect(top).top())
+        self._complete = False
+        super().doItemsLayout()
+        self._check_complete()
+
+    def timerEvent(self, event: QTimerEvent) -> None:
+        super().timerEvent(event)  # QListView lays out its next batch on a timer
+        if not self._complete:
+            self._check_complete()
+
+    def _check_complete(self) -> None:
+        if self._complete or not self.layout_complete():
+            return
+        self._complete = True
+        anchor, self._anchor = self._anchor, None
+        if anchor is not None and anchor[0].isValid():
+            rect = self.visualRect(QModelIndex(anchor[0]))
+            bar = self.verticalScrollBar()
+            bar.setValue(bar.value() + rect.top() - anchor[1])
+        self.laid_out.emit()
+
+
 class ChatViewer(QDialog):
     """Opens at once with "Loading…"; the messages are read in a worker and shown when they arrive.
 
     ``note`` says what the highlighted messages are (by default: the passage that was found)."""
 
-    #: Emitted once the messages are shown (and scrolled to the highlighted ones).
+    #: Emitted once the messages are in the list (``positioned`` follows when every row is laid out).
     loaded = Signal()
+    #: The list shows the highlighted messages, centred, or the chat's start when none is: after opening,
+    #: and after each ``show_message``.
+    positioned = Signal()
     #: A photo's large view was opened from its thumbnail (the PhotoViewer).
     photo_opened = Signal(object)
     #: *Open in chat* in a photo's large view named a message of another chat (the ChatPhoto).
@@ -217,26 +347,18 @@ class ChatViewer(QDialog):
         self.header.setWordWrap(True)
         self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.model = MessageListModel(self)
-        self.view = QListView()
+        self.view = MessageListView()
         self.view.setModel(self.model)
         self.delegate = MessageDelegate(self.view)
         self.delegate.photo_clicked.connect(self.open_photo)
         self.view.setItemDelegate(self.delegate)
         self.view.setIconSize(QSize(THUMBNAIL_SIDE, THUMBNAIL_SIDE))
         self.view.activated.connect(lambda index: self.open_photo(index.row()) if index.data(PhotoRole) else None)
-        self.view.setWordWrap(True)
-        self.view.setUniformItemSizes(False)
-        self.view.setResizeMode(QListView.ResizeMode.Adjust)
-        # Wrapped rows of different heights must each be measured: a years-long chat (tens of thousands
-        # of messages) would freeze the window for seconds; batches let the event loop run in between.
-        self.view.setLayoutMode(QListView.LayoutMode.Batched)
-        self.view.setBatchSize(100)
-        self._pending_scroll = None
-        self.view.verticalScrollBar().rangeChanged.connect(self._scroll_to_passage)
+        self._pending_scroll: list[int] | None = None  # the rows to show once the layout reaches them
+        self.view.laid_out.connect(self._scroll_to_passage)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.view.setAlternatingRowColors(False)
-        self.view.setSpacing(2)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.close)
         copy_button = buttons.addButton("Copy selected", QDialogButtonBox.ButtonRole.ActionRole)
@@ -256,6 +378,7 @@ class ChatViewer(QDialog):
     def _show(self, contents: jobs.ChatContents) -> None:
         self.chat, self.is_loaded = contents.chat, True
         self.model.set_messages(contents.messages, self.highlight, contents.photos)
+        self._pending_scroll = []  # the chat's start, unless a highlight says otherwise
         self._show_highlight()
         self.view.setFocus()
         self.loaded.emit()
@@ -280,20 +403,36 @@ class ChatViewer(QDialog):
                                 f"{escape(self.chat.describe().split('(', 1)[-1].rstrip(')'))}"
                                 + (f"<br>{escape(note)}" if marked else ""))
         if rows:
-            # Current (for the keyboard) but not selected: the selection colour would hide the highlight.
-            self.view.selectionModel().setCurrentIndex(self.model.index(rows[0]),
-                                                       QItemSelectionModel.SelectionFlag.NoUpdate)
-            self._pending_scroll = self.model.index(rows[0])
-            self._scroll_to_passage()
+            # Selected (so Copy takes them) and current (for the keyboard); the delegate keeps them yellow.
+            selection = QItemSelection()
+            for row in rows:
+                selection.select(self.model.index(row), self.model.index(row))
+            chosen = self.view.selectionModel()
+            chosen.select(selection, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+            chosen.setCurrentIndex(self.model.index(rows[0]), QItemSelectionModel.SelectionFlag.NoUpdate)
+            self._pending_scroll = rows
+        self._scroll_to_passage()
 
-    def _scroll_to_passage(self, *_range) -> None:
-        """Centre the passage once the batched layout has reached it (the scroll range grows as it goes)."""
-        index = self._pending_scroll
-        if index is None or not index.isValid():
+    def _scroll_to_passage(self) -> None:
+        """Centre the highlighted rows once the layout has reached every row.
+
+        Not before: until then the list paints nothing and its scroll range is that of the first batch.
+        Rows taller than the list together are shown from the first one's top."""
+        rows = self._pending_scroll
+        if rows is None or not self.view.layout_complete():
             return
-        if self.view.visualRect(index).isValid():
-            self.view.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
-            self._pending_scroll = None
+        self._pending_scroll = None
+        bar, height = self.view.verticalScrollBar(), self.view.viewport().height()
+        if rows:
+            top = self.view.visualRect(self.model.index(rows[0])).top() + bar.value()
+            bottom = self.view.visualRect(self.model.index(rows[-1])).bottom() + 1 + bar.value()
+            if bottom - top <= height:
+                bar.setValue((top + bottom - height) // 2)
+            else:
+                bar.setValue(top - self.view.spacing())
+        else:
+            bar.setValue(0)
+        self.positioned.emit()
 
     def _failed(self, error: AppError) -> None:
         self.header.setText(escape(f"The chat could not be read: {error}"))
