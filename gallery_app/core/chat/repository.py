@@ -47,7 +47,7 @@ class ChatInfo:
     def describe(self) -> str:
         span = (f"{self.first:%d %b %Y} – {self.last:%d %b %Y}" if self.first and self.last else "no messages")
         people = ", ".join(self.participants) or "nobody"
-        return f"{self.title} ({self.message_count} messages, {span}; {people})"
+        return f"{self.title} ({self.message_count:,} messages, {span}; {people})"
 
 
 @dataclass(frozen=True)
