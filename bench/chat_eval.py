@@ -212,26 +212,97 @@ def evaluate(name: str, questions: list[dict], chat: ImportedChat, embedder, llm
         if options.verbose:
             print(f"{name:<18} {item['id']:<6} {item['kind']:<14} rank {first or '-':<3} q={query!r}"
                   + (f" → {text!r}" if llm is not None else ""))
-    if options.in_a_row:
-        _in_a_row(result, questions, chat, embedder, options)
     return result
 
 
-def _in_a_row(result: SetResult, questions: list[dict], chat: ImportedChat, embedder, options) -> None:
-    """Standalone questions asked one after another in one conversation, as a person asks them.
+def in_a_row(sets: list[tuple[str, list[dict], Path]], embedder, config, options) -> list[SetResult]:
+    """Every set's questions asked as a person asks them: all chats in one library, one conversation, the
+    sets taken in turn (a question about one chat, then one about another), each follow-up right after
+    the question it follows; through the ``ChatSession`` the window uses, searching every chat.
 
-    Follow-up handling must not cost a question that is not a follow-up: recorded apart from
-    ``overall`` as the kind "(in a row)".
+    Each question is also asked alone (a new conversation; a follow-up after its previous question) in
+    the same library. Standalone questions must score the same in a row as alone: one that is searched
+    with the question before it has been taken for a follow-up. Kinds "alone" and "in a row" per set.
     """
+    from gallery_app.core.chat.importer import import_chat
+    from gallery_app.core.chat.prompting import Conversation
+    from gallery_app.core.chat.repository import chat_messages
     from gallery_app.core.chat.session import ChatSession
+    from gallery_app.core.store import open_store
 
-    session = ChatSession(chat.conn, embedder, None, replace(options.ask, passages=DEEPEST_RANK))
-    for item in questions:
-        query, retrieval = session.retrieve(item["question"])
-        session.remember(item["question"], retrieval, "")
-        gold = chat.gold_messages(item)
-        if gold and not item["previous_question"]:
-            result.record("(in a row)", _first_rank(retrieval, gold))
+    conn = open_store(Path(tempfile.mkdtemp(prefix="chat-eval-row-")) / "eval.db")
+    line_to_message: dict[Path, dict] = {}
+    for _name, _questions, chat in sets:
+        if chat not in line_to_message:
+            chat_id = import_chat(conn, chat, embedder, config=config).chat_id
+            line_to_message[chat] = {m.line: m.id for m in chat_messages(conn, chat_id)}
+    ranking = replace(options.ask, passages=DEEPEST_RANK)
+
+    def gold(chat: Path, item: dict) -> set[int]:
+        return {line_to_message[chat][line] for line in item["gold_lines"] if line in line_to_message[chat]}
+
+    results = {name: SetResult(name) for name, _q, _c in sets}
+    for name, questions, chat in sets:  # alone
+        for item in questions:
+            session = ChatSession(conn, embedder, None, ranking, conversation=Conversation())
+            if item["previous_question"]:
+                session.remember(item["previous_question"], session.retrieve(item["previous_question"])[1], "")
+            if gold(chat, item):
+                results[name].record("alone", _first_rank(session.retrieve(item["question"])[1], gold(chat, item)))
+    session = ChatSession(conn, embedder, None, ranking, conversation=Conversation())
+    for name, chat, item in _person_order(sets):
+        question = item.get("_asked", item["question"])
+        _query, retrieval = session.retrieve(question)
+        session.remember(question, retrieval, "")
+        if "_asked" not in item and gold(chat, item):
+            results[name].record("in a row", _first_rank(retrieval, gold(chat, item)))
+    return [results[name] for name, _q, _c in sets]
+
+
+def _person_order(sets: list[tuple[str, list[dict], Path]]):
+    """(set, chat, item) with the sets interleaved one question at a time; a follow-up comes right after its
+    previous question (asked first, marked ``_asked``, when the set does not hold it as a question)."""
+    queues = []
+    for name, questions, chat in sets:
+        by_question = {item["question"]: item for item in questions}
+        followed = {item["previous_question"] for item in questions if item["previous_question"]}
+        queue: list[list[dict]] = []
+        group_of: dict[str, list[dict]] = {}  # question → the group it is asked in (chains stay together)
+        for item in questions:
+            if item["question"] in followed and not item["previous_question"]:
+                continue  # asked just before its follow-up
+            previous = item["previous_question"]
+            if previous and previous in group_of:
+                group = group_of[previous]
+                group.append(item)
+            elif previous:
+                group = [by_question.get(previous) or {"_asked": previous, "question": previous}, item]
+                queue.append(group)
+            else:
+                group = [item]
+                queue.append(group)
+            for member in group:
+                group_of[member["question"]] = group
+        queues.append((name, chat, queue))
+    while any(queue for _n, _c, queue in queues):
+        for name, chat, queue in queues:
+            if queue:
+                for item in queue.pop(0):
+                    yield name, chat, item
+
+
+def print_in_a_row(results: list[SetResult]) -> None:
+    print("in a row (every chat in one library, one conversation, sets interleaved) vs alone, R@3:")
+    for result in results:
+        alone, row = result.recall["alone"][3], result.recall["in a row"][3]
+        if alone:
+            changed = sum(a != b for a, b in zip(alone, row))
+            print(f"  {result.name:<20} alone {_share(alone):.2f}  in a row {_share(row):.2f}  (n={len(alone)}, "
+                  f"{changed} questions differ)")
+    alone = [hit for r in results for hit in r.recall["alone"][3]]
+    row = [hit for r in results for hit in r.recall["in a row"][3]]
+    if alone:
+        print(f"  {'all':<20} alone {_share(alone):.2f}  in a row {_share(row):.2f}  (n={len(alone)})")
 
 
 def _first_rank(retrieval, gold: set[int]) -> int | None:
@@ -282,15 +353,14 @@ def print_table(results: list[SetResult], header: str) -> None:
     print(columns + "  misses (rank of first gold passage)")
     print("-" * (len(columns) + 40))
     for result in results:
-        kinds = sorted(k for k in result.recall if k not in ("overall", "(in a row)")) + ["overall"]
-        kinds += ["(in a row)"] if "(in a row)" in result.recall else []
+        kinds = sorted(k for k in result.recall if k != "overall") + ["overall"]
         for kind in kinds:
             row = result.recall[kind]
             n = len(row[1])
             ranks = [str(miss["rank"]) for miss in result.misses if kind in ("overall", miss["kind"])]
             evidence = f" {_share(result.evidence):>5.2f}" if kind == "overall" else " " * 6
             print(f"{result.name:<20} {kind:<14} {n:>3} " + " ".join(f"{sum(row[k]) / n:>5.2f}" for k in KS)
-                  + evidence + ("  " + " ".join(ranks) if ranks and kind not in ("overall", "(in a row)") else ""))
+                  + evidence + ("  " + " ".join(ranks) if ranks and kind != "overall" else ""))
         seconds = result.import_seconds
         extra = ""
         if result.keyword_hits:
@@ -374,7 +444,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--constant", action="append", default=[], metavar="NAME=VALUE",
                         help="override a retrieval constant, e.g. FOLLOW_UP_LIFT=0.75 (for recording variants)")
     parser.add_argument("--in-a-row", action="store_true",
-                        help="also ask the standalone questions one after another in one conversation")
+                        help="also ask every set's questions in one conversation over one library of all the chats, "
+                             "sets interleaved, and compare with each asked alone")
     parser.add_argument("--verbose", action="store_true", help="print every question's outcome")
     args = parser.parse_args(argv)
     if (args.questions is None) != (args.chat is None):
@@ -459,6 +530,10 @@ def main(argv=None) -> int:
               + "".join(f" · {c}" for c in args.constant)
               + (" · vectors cached (import times are not the app's)" if args.cache else ""))
     print_table(results, header)
+    if args.in_a_row:
+        print_in_a_row(in_a_row([(name, load_questions(q), chat) for name, q, chat in sets], embedder, config, options))
+        if args.cache:
+            embedder.save()
     args.misses.parent.mkdir(parents=True, exist_ok=True)
     with args.misses.open("w", encoding="utf-8") as out:
         for result in results:

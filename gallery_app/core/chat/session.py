@@ -19,6 +19,7 @@ from gallery_app.core.chat.events import (
     NOTHING_FOUND, UNSUPPORTED, Answer, AnswerPiece, AskEvent, MatchesFound, Status, StatusKind,
 )
 from gallery_app.core.chat.evidence import closest_message
+from gallery_app.core.chat.follow_ups import is_follow_up
 from gallery_app.core.chat.grounding import check_answer, continues_chat_log
 from gallery_app.core.chat.prompting import (
     DONT_KNOW, Conversation, Prompt, PromptBuilder, check_budget, passage_body,
@@ -86,9 +87,19 @@ class ChatSession:
             return f"{self.conversation.previous_question} {question}"
         return rewritten
 
+    def follows_up(self, question: str) -> bool:
+        """Whether ``question`` continues the previous turn: its words lean on it (``core.chat.follow_ups``),
+        and that turn found passages in the chats asked now (another chat's turn is another subject)."""
+        if self.conversation.previous_question is None or self.options.follow_ups is FollowUps.NONE:
+            return False
+        previous_chats = {match.chat_id for match in self.conversation.previous_matches}
+        if self.chats is not None and previous_chats and not previous_chats & set(self.chats):
+            return False
+        return is_follow_up(question)
+
     def search_query(self, question: str) -> str:
         previous = self.conversation.previous_question
-        if previous is None or self.options.follow_ups is FollowUps.NONE:
+        if not self.follows_up(question):
             return question
         if self.options.follow_ups in (FollowUps.PREVIOUS, FollowUps.NEIGHBOURHOOD):
             return f"{previous} {question}"
@@ -123,7 +134,9 @@ class ChatSession:
                 if cancel is not None and cancel():
                     raise Cancelled()
             participants = chat_participants(self.conn, sorted({m.chat_id for m in retrieval.matches}))
-            prompt = self.prompts.build(question, retrieval.matches, self.conversation, participants)
+            # The turns before are replayed only to a follow-up: to another question they are noise.
+            replayed = self.conversation if self.follows_up(question) else None
+            prompt = self.prompts.build(question, retrieval.matches, replayed, participants)
             pieces: list[str] = []
             # Pieces are held back while the answer's start could still be chat log ("Maya: …"), which
             # must not reach the person even for the moment before it is replaced.
