@@ -9,9 +9,9 @@ from PySide6.QtGui import QTextDocumentFragment
 
 from gallery_app.core.chat.chunking import message_lines
 from gallery_app.core.chat.events import UNSUPPORTED, AnswerPiece
-from gallery_app.core.chat.evidence import PassageLine
+from gallery_app.core.chat.evidence import PassageLine, answering_ids
 from gallery_app.core.chat.repository import messages_by_id
-from gallery_app.core.chat.retrieval import Match
+from gallery_app.core.chat.retrieval import ANSWER_MESSAGE_PASSAGES, Match
 from gallery_app.core.store import open_store
 from gallery_app.ui.chat import ChatPane
 from gallery_app.ui.chat.conversation import FOCUS_STYLE, AnswerTurn, PassageCard
@@ -88,7 +88,7 @@ def click_link(qtbot, label, text: str) -> None:
                      pos=QPoint(rect.left() + metrics.horizontalAdvance(text) // 2, rect.top() + metrics.height() // 2))
 
 
-def test_cards_highlight_exactly_the_best_windows_messages_and_a_citation_opens_the_chat(qtbot, close_pane):
+def test_cards_highlight_exactly_the_answering_messages_and_a_citation_opens_the_chat(qtbot, close_pane):
     pane = demo_pane(qtbot, ["Daniel", " put it on", " his card", " [1]."])
     close_pane(pane)
     ask(pane, qtbot)
@@ -97,12 +97,16 @@ def test_cards_highlight_exactly_the_best_windows_messages_and_a_citation_opens_
     assert passages.cards
     conn = open_store()
     try:
-        for card in passages.cards:
-            focus = messages_by_id(conn, card.match.focus_message_ids)
-            wanted = [line for m in focus for line in message_lines(m.sender, m.text)]
+        for number, card in enumerate(passages.cards):
+            messages = messages_by_id(conn, card.match.message_ids)
+            answering = answering_ids(card.match, messages)
+            if number < ANSWER_MESSAGE_PASSAGES:  # the best passages name their one answering message
+                assert answering == [card.match.answer_message_id]
+            wanted = [line for m in messages_by_id(conn, answering) for line in message_lines(m.sender, m.text)]
             highlighted, other = card_lines(card)
             assert wanted and highlighted == wanted, (card.match.chunk_id, highlighted, wanted)
             assert not set(other) & set(wanted)
+            assert card.highlighted_ids() == answering
     finally:
         conn.close()
 
@@ -117,7 +121,8 @@ def test_cards_highlight_exactly_the_best_windows_messages_and_a_citation_opens_
     with qtbot.waitSignal(viewer.loaded, timeout=10_000):
         pass
     rows = viewer.model.highlighted_rows()
-    assert {viewer.model.index(r).data(MessageIdRole) for r in rows} == set(cited.focus_message_ids)
+    card = next(card for card in passages.cards if card.match.chunk_id == cited.chunk_id)
+    assert {viewer.model.index(r).data(MessageIdRole) for r in rows} == set(card.highlighted_ids())
 
 
 def test_a_chat_log_continuation_is_shown_as_a_plain_decline_with_the_closest_message(qtbot, close_pane):

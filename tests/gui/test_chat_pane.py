@@ -85,7 +85,7 @@ def test_empty_state_then_import_shows_the_summary_and_the_chat(pane, qtbot, qtm
 
     import_demo(pane, qtbot)
     notes = [turn.text() for turn in turns(pane, "note")]
-    assert any("Imported “Weekend away”: 432 messages" in note for note in notes), notes
+    assert any("Imported “Weekend away”: 431 messages" in note for note in notes), notes
     chat = pane.chat_model.chats()[0]
     assert chat.title == "Weekend away" and chat.message_count == 431
     details = pane.chat_model.index(0).data(DetailsRole)
@@ -145,7 +145,7 @@ def test_passages_first_then_streamed_answer_follow_up_and_viewer(pane, qtbot, q
     assert len(pane.conversation.turns) == 2
     assert turns(pane, "answer")[-1].label.text().strip()
 
-    # Clicking a passage opens the chat scrolled to it, its messages highlighted.
+    # Clicking a passage opens the chat scrolled to it, the messages its card highlights highlighted.
     card = turns(pane, "passages")[0].cards[0]
     with qtbot.waitSignal(pane.viewer_opened, timeout=5_000) as opened:
         qtbot.mouseClick(card, Qt.MouseButton.LeftButton)
@@ -155,8 +155,8 @@ def test_passages_first_then_streamed_answer_follow_up_and_viewer(pane, qtbot, q
         pass
     qtmodeltester.check(viewer.model)
     rows = viewer.model.highlighted_rows()
-    wanted = set(card.match.focus_message_ids or card.match.message_ids)
-    assert rows and {viewer.model.index(r).data(MessageIdRole) for r in rows} == wanted
+    wanted = set(card.highlighted_ids())
+    assert wanted and {viewer.model.index(r).data(MessageIdRole) for r in rows} == wanted
     assert viewer.view.currentIndex().data(HighlightedRole)
     assert viewer.model.rowCount() > 400
     first_line = (card.match.excerpt or card.match.text).split("\n")[0].split(": ", 1)[-1][:30]

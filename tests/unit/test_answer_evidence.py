@@ -7,6 +7,7 @@ from datetime import datetime
 import pytest
 
 from gallery_app.core.chat.ask_options import AskOptions
+from gallery_app.core.chat.chunking import carries_words, is_score_line
 from gallery_app.core.chat.citations import citations, cited_numbers, strip_markers
 from gallery_app.core.chat.events import UNSUPPORTED, Answer, AnswerPiece, MatchesFound
 from gallery_app.core.chat.evidence import closest_message, passage_lines
@@ -41,6 +42,25 @@ def test_without_markers_the_passages_sharing_the_answers_words_are_cited_else_t
     # Names in every passage do not tell them apart.
     assert citations("Maya.", ["Maya: hi", "Maya: the room", "Maya: ok"]) == [1]
     assert citations("Maya had the room.", ["Maya: hi", "Maya: the room", "Maya: ok"]) == [2]
+
+
+def test_a_cited_passage_that_does_not_hold_the_answers_words_gives_way_to_the_one_that_does():
+    # Seen in the window: "Daniel ended up paying for the hotel [6]", [6] a phone-battery conversation.
+    passages = ["Daniel: I put the hotel on my card", "Maya: see you", "Gill: my phone battery died again"]
+    assert citations("Daniel paid for the hotel [3].", passages) == [1]
+    assert citations("Daniel paid for the hotel [3][1].", passages) == [1]
+    # A citation the words cannot judge stands.
+    assert citations("Yes [2].", passages) == [2]
+
+
+def test_game_scores_grids_reactions_and_placeholders_are_never_the_answer():
+    assert is_score_line("Woordle 218 3/6") and is_score_line("#Heardle #123") and is_score_line("Primel 22 X/6")
+    assert not is_score_line("I paid 3/4 of the room") and not is_score_line("We meet at 10/12 in the hall room")
+    for text in ["Wordle 219 6/6\n⬛🟨⬛⬛⬛\n🟩🟩🟩🟩🟩", "😂😂", "<Media omitted>", "This message was deleted",
+                 "Letterle 26/26\n⬜\n⬜\n https://edjefferson.com/letterle/"]:
+        assert not carries_words(text), text
+    for text in ["Klopt", "Jacuzzi's", "Wordle 219 6/6\nwas lastig vandaag", "https://jamb.gov.ng/register"]:
+        assert carries_words(text), text
 
 
 # --- which lines are the best window ---------------------------------------------------------------

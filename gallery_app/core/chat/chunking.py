@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from itertools import groupby
 
+from gallery_app.core.chat.whatsapp import is_placeholder
+
 DEFAULT_CHUNK_TOKENS = 256
 DEFAULT_WINDOW_MESSAGES = 4
 DEFAULT_WINDOW_STRIDE = 4
@@ -201,6 +203,34 @@ def searchable_text(text: str) -> str:
 def is_noise(text: str) -> bool:
     """Emoji grids, emoji-only and symbol-only text: nothing a question could be matched with."""
     return not any(character.isalnum() for character in text)
+
+
+#: A game's shared result: "Wordle 218 3/6", "Woordle6 14 X/6", "#Heardle #123", "Connections Puzzle #45".
+_SCORE_TOKEN = re.compile(r"[\dXx]{1,2}/\d{1,2}\*?|#\d[\d,.]*")
+
+
+_LINK_ONLY = re.compile(r"(?:https?://|www\.)\S+")
+
+
+def is_score_line(text: str) -> bool:
+    """A line that is only a game's name, round and score (its grid of squares is noise): it answers nothing."""
+    tokens = text.split()
+    if not tokens or len(tokens) > 5 or not any(_SCORE_TOKEN.fullmatch(token) for token in tokens):
+        return False
+    words = [t for t in tokens if not _SCORE_TOKEN.fullmatch(t) and not t.replace(",", "").replace(".", "").isdigit()]
+    return len(words) <= 2 and all(len(word) <= 20 for word in words)
+
+
+def carries_words(text: str) -> bool:
+    """Whether a message says something a person reads as an answer: not a media or deleted-message
+    placeholder, not only emoji grids, reactions or game scores (never highlighted as the answer)."""
+    if is_placeholder(text):
+        return False
+    lines = [line.strip() for line in text.split("\n") if not is_noise(line)]
+    said = [line for line in lines if not is_score_line(line)]
+    if len(said) < len(lines):  # a game's shared result: its link is part of the share, not a remark
+        said = [line for line in said if not _LINK_ONLY.fullmatch(line)]
+    return bool(said)
 
 
 def _sentence_groups(text: str, size: int) -> list[str]:

@@ -1,8 +1,9 @@
 """Passage numbers: the prompt numbers the passages it gives the model, and answers cite them.
 
 ``[1]`` is the first passage of the prompt (``Prompt.matches[0]``), whatever its rank in the search.
-Small models often cite nothing, or a number they were never given; an answer then cites the
-passages it shares the most telling words with, else the top one, so every answer points at evidence.
+Small models often cite nothing, a number they were never given, or a passage that does not hold what
+they wrote ("Daniel paid [6]" with [6] about a phone battery); an answer then cites the passages it shares
+the most telling words with, else the top one, so every answer points at evidence.
 """
 
 from __future__ import annotations
@@ -41,14 +42,15 @@ def citations(answer: str, passages: Sequence[str]) -> list[int]:
     if not passages:
         return []
     cited = cited_numbers(answer, len(passages))
-    if cited:
-        return cited
     words = content_words(strip_markers(answer))
     read = [content_words(passage) for passage in passages]
     # A word every passage has (the participants' names, often) says nothing about which one was used.
     everywhere = set.intersection(*read) if len(read) > 1 else set()
     shared = [len((words & passage) - everywhere) for passage in read]
     best = max(shared)
+    supported = [number for number in cited if shared[number - 1] > 0]
+    if supported or (cited and best == 0):
+        return supported or cited  # what the model cited, less the passages that do not hold its words
     if best == 0:
         return [1]
     return [number for number, count in enumerate(shared, start=1) if count == best]

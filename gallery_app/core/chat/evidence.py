@@ -1,5 +1,6 @@
-"""What an answer rests on, shown so the person can check it: which lines of a passage are the
-best-matching window (``Match.focus_message_ids``), and the closest message when there is no answer.
+"""What an answer rests on, shown so the person can check it: which lines of a passage answer (the
+retriever's answering message, else the best-matching window's messages that say something), and the
+closest message when there is no answer.
 
 A passage's text is ``Name: text`` lines; which message a line came from is known only while
 importing, so it is derived again here from the passage's stored messages: every line is the
@@ -15,6 +16,8 @@ from datetime import datetime
 
 import apsw
 
+from gallery_app.core.chat.chunking import carries_words
+from gallery_app.core.chat.chunking import passage_lines as chunk_lines
 from gallery_app.core.chat.grounding import content_words
 from gallery_app.core.chat.repository import StoredMessage, messages_by_id
 from gallery_app.core.chat.retrieval import Match
@@ -28,7 +31,7 @@ class PassageLine:
     text: str
     #: The message the line belongs to (None: a line of no message, such as a date line).
     message_id: int | None
-    #: The line belongs to the best-matching window of its passage.
+    #: The line belongs to a message that answers (highlighted): see ``answering_ids``.
     focus: bool = False
 
 
@@ -38,7 +41,9 @@ def _squeeze(text: str) -> str:
 
 def passage_lines(text: str, messages: Sequence[StoredMessage], focus_ids: Sequence[int] = ()) -> list[PassageLine]:
     """``text``'s lines, each with the message (of ``messages``, in passage order) it belongs to."""
-    remaining = [_squeeze(m.text) for m in messages]
+    # A message's text as passages keep it (without its emoji grids), so each kept line starts what is left.
+    remaining = [_squeeze(" ".join(line[len(m.sender) + 2 if m.sender else 0:]
+                                   for line in chunk_lines(m.sender or "", m.text))) for m in messages]
     focus = set(focus_ids)
     result: list[PassageLine] = []
     current = 0
@@ -50,7 +55,9 @@ def passage_lines(text: str, messages: Sequence[StoredMessage], focus_ids: Seque
             remaining[owner] = remaining[owner][len(body):].lstrip()
             current = owner
         message_id = messages[owner].id if owner is not None else None
-        result.append(PassageLine(line, message_id, message_id is not None and message_id in focus))
+        # A score or grid line of an answering message is not what answers ("Letterle 26/26" above a remark).
+        answers = message_id in focus and carries_words(body if owner is not None else line)
+        result.append(PassageLine(line, message_id, answers))
     return result
 
 
@@ -76,11 +83,22 @@ def _owner(line: str, messages: Sequence[StoredMessage], remaining: list[str], s
     return fallback
 
 
+def answering_ids(match: Match, messages: Sequence[StoredMessage]) -> list[int]:
+    """The messages of ``match`` to highlight: the one the retriever chose as the answer, else those of the
+    best window that say something. Game scores, emoji grids, reactions and placeholders never are."""
+    by_id = {m.id: m for m in messages}
+    if match.answer_message_id in by_id and carries_words(by_id[match.answer_message_id].text):
+        return [match.answer_message_id]
+    return [i for i in match.focus_message_ids if i in by_id and carries_words(by_id[i].text)]
+
+
 def match_lines(conn: apsw.Connection, match: Match, text: str | None = None) -> list[PassageLine]:
-    """The lines of ``text`` (default: the match's excerpt, else its passage) with owners and focus."""
+    """The lines of ``text`` (default: the match's excerpt, else its passage) with owners, the answering
+    message's lines marked."""
     by_id = {m.id: m for m in messages_by_id(conn, list(match.message_ids))}
     ordered = [by_id[i] for i in match.message_ids if i in by_id]
-    return passage_lines(match.excerpt or match.text if text is None else text, ordered, match.focus_message_ids)
+    return passage_lines(match.excerpt or match.text if text is None else text, ordered,
+                         answering_ids(match, ordered))
 
 
 @dataclass(frozen=True)

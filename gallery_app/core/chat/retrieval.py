@@ -26,7 +26,7 @@ from datetime import date, datetime, timedelta
 import apsw
 import numpy as np
 
-from gallery_app.core.chat.chunking import message_lines
+from gallery_app.core.chat.chunking import carries_words, passage_lines
 from gallery_app.core.chat.language import guess_language
 from gallery_app.core.chat.question_dates import DaySpan, spans_in_question
 from gallery_app.core.chat.repository import (
@@ -61,6 +61,9 @@ HUB_NEIGHBOURS = 10
 #: The best this many passages name their answering message: the focus window's messages are compared
 #: with the question one by one (what the person reads first, highlighted and quoted).
 ANSWER_MESSAGE_PASSAGES = 3
+#: Messages either side of the best window that may also be its answering message (a reply often comes
+#: just after the window that asked).
+ANSWER_MARGIN = 0
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
 
 
@@ -258,7 +261,8 @@ class ChatRetriever:
             return ""
         first, last = max(0, min(positions) - EXCERPT_MARGIN), max(positions) + EXCERPT_MARGIN + 1
         messages = messages_by_id(self.conn, passage_ids[first:last])
-        return "\n".join(line for m in messages for line in message_lines(m.sender or "", m.text))
+        # As passages show them: a game's grid of squares is not read by the model nor shown on a card.
+        return "\n".join(line for m in messages for line in passage_lines(m.sender or "", m.text))
 
     def retrieve(self, question: str, k: int = 4, min_score: float = 0.0, chats: Sequence[int] | None = None, *,
                  context_query: str | None = None, follow_up_of: Sequence[Match] = ()) -> Retrieval:
@@ -310,7 +314,9 @@ class ChatRetriever:
         focus = window_messages(self.conn, [int(scored.best_window[p]) for p in chosen_positions])
         titles = chat_titles(self.conn)
         focus_of = [focus.get(int(scored.best_window[position]), []) for position in chosen_positions]
-        answers = self._answer_messages(queries[0], focus_of[:ANSWER_MESSAGE_PASSAGES])
+        around = [_around(chunks[chunk_id].message_ids, focus_ids, ANSWER_MARGIN)
+                  for chunk_id, focus_ids in zip(chosen, focus_of)]
+        answers = self._answer_messages(queries[0], around[:ANSWER_MESSAGE_PASSAGES])
         for number, (position, chunk_id) in enumerate(zip(chosen_positions, chosen)):
             chunk = chunks[chunk_id]
             focus_ids = focus_of[number]
@@ -322,7 +328,7 @@ class ChatRetriever:
         return result
 
     def _answer_messages(self, query: np.ndarray, focus_windows: list[list[int]]) -> list[int | None]:
-        """Per focus window, its message nearest to the question that is not itself a question.
+        """Per focus window, its message nearest to the question that is not itself a question nor noise.
 
         A window is found because it is about what was asked; which of its four messages answers is a
         second, finer look: each alone, in the embedder's space. A question in the chat ("how much is
@@ -330,8 +336,11 @@ class ChatRetriever:
         holds anything else.
         """
         by_id = {m.id: m for m in messages_by_id(self.conn, sorted({i for ids in focus_windows for i in ids}))}
-        candidates = [[by_id[i] for i in ids if i in by_id and by_id[i].sender and by_id[i].text.strip()]
-                      for ids in focus_windows]
+        candidates = []
+        for ids in focus_windows:
+            written = [by_id[i] for i in ids if i in by_id and by_id[i].sender and by_id[i].text.strip()]
+            # A game score, an emoji grid or "<Media omitted>" is never the answer when the window says more.
+            candidates.append([m for m in written if carries_words(m.text)] or written)
         texts = [f"{m.sender}: {m.text}" for window in candidates for m in window]
         if not texts:
             return [None] * len(focus_windows)
@@ -342,3 +351,11 @@ class ChatRetriever:
             answers = [pair for pair in scored if not pair[1].text.rstrip().endswith("?")] or scored
             chosen.append(max(answers, key=lambda pair: pair[0])[1].id if answers else None)
         return chosen
+
+
+def _around(passage_ids: list[int], focus_ids: list[int], margin: int) -> list[int]:
+    """``focus_ids`` and up to ``margin`` messages of the passage either side of them."""
+    positions = [passage_ids.index(i) for i in focus_ids if i in passage_ids]
+    if not positions or margin <= 0:
+        return list(focus_ids)
+    return passage_ids[max(0, min(positions) - margin):max(positions) + margin + 1]

@@ -150,23 +150,48 @@ class PassageCard(QFrame):
         self.heading = _label(heading, rich=True, selectable=False)
         layout.addWidget(self.heading)
         self.lines = _label("", rich=True, selectable=False)
+        # "… 8 more lines" is a link that unfolds the card in place; a click elsewhere opens the chat.
+        self.lines.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse)
+        self.lines.setOpenExternalLinks(False)
+        self.lines.linkActivated.connect(self._unfold)
         layout.addWidget(self.lines)
-        #: The lines on the card, with which of them are the best match (none until ``set_lines``).
+        #: Every line of the passage the card was given, with which of them answer.
+        self.all_lines: list[PassageLine] = []
+        #: The lines on the card now, with which of them answer (none marked until ``set_lines``).
         self.shown: list[PassageLine] = []
+        self.unfolded = False
         self.set_lines([PassageLine(line, None) for line in (match.excerpt or match.text).split("\n")])
 
     def set_lines(self, lines: Sequence[PassageLine]) -> None:
-        """Shows up to CARD_LINES of ``lines``, starting just above the first best-matching one, highlighted."""
+        """Shows up to CARD_LINES of ``lines``, from just above the first answering one, all of those shown."""
+        self.all_lines = list(lines)
+        self._show()
+
+    def highlighted_ids(self) -> list[int]:
+        """The messages the card highlights (what the chat viewer highlights when the card is opened)."""
+        return list(dict.fromkeys(line.message_id for line in self.all_lines if line.focus and line.message_id))
+
+    def _show(self) -> None:
+        lines = self.all_lines
         focus = [i for i, line in enumerate(lines) if line.focus]
-        start = max(0, min(focus[0] - 1 if focus else 0, len(lines) - CARD_LINES))
-        if focus and focus[-1] >= start + CARD_LINES:
-            start = focus[0]  # the best match is longer than the card: show as much of it as fits
-        self.shown = list(lines[start:start + CARD_LINES])
-        parts = [f"<i>… {start} earlier lines</i>"] if start else []
+        if self.unfolded:
+            start, count = 0, len(lines)
+        else:
+            # The answering lines are never folded away, however many there are.
+            count = max(CARD_LINES, focus[-1] - focus[0] + 1 if focus else 0)
+            start = max(0, min(focus[0] - 1 if focus else 0, len(lines) - count))
+            if focus and focus[-1] >= start + count:
+                start = focus[0]
+        self.shown = list(lines[start:start + count])
+        parts = [f'<a href="unfold">… {start} earlier lines</a>'] if start else []
         parts += [self._line(line) for line in self.shown]
-        if len(lines) > start + CARD_LINES:
-            parts.append(f"<i>… {len(lines) - start - CARD_LINES} more lines</i>")
+        if len(lines) > start + count:
+            parts.append(f'<a href="unfold">… {len(lines) - start - count} more lines</a>')
         self.lines.setText("<br>".join(parts))
+
+    def _unfold(self, _href: str = "") -> None:
+        self.unfolded = True
+        self._show()
 
     @staticmethod
     def _line(line: PassageLine) -> str:

@@ -399,7 +399,17 @@ class ChatPane(QWidget):
         self.input.setFocus()
 
     def _passage_clicked(self, match) -> None:
-        self.open_viewer(match.chat_id, list(match.focus_message_ids or match.message_ids), match.chat_title)
+        """The chat at the passage, its answering messages highlighted as on the passage's card."""
+        highlight = self._card_highlight(match) or list(match.focus_message_ids or match.message_ids)
+        self.open_viewer(match.chat_id, highlight, match.chat_title)
+
+    def _card_highlight(self, match) -> list[int]:
+        """What the card of ``match`` highlights (the newest card of that passage; a citation is of the last
+        question asked with it)."""
+        cards = [card for turn in reversed(self.view.turns) if isinstance(turn, PassagesTurn) for card in turn.cards]
+        card = next((c for c in cards if c.match is match), None) or \
+            next((c for c in cards if c.match.chunk_id == match.chunk_id), None)
+        return card.highlighted_ids() if card is not None else []
 
     def _message_clicked(self, chat_id: int, message_id: int) -> None:
         self.open_viewer(chat_id, [message_id])
