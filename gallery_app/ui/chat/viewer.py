@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from PySide6.QtCore import QAbstractListModel, QEvent, QItemSelection, QItemSelectionModel, QModelIndex, \
     QPersistentModelIndex, QPoint, QRect, QSize, Qt, QTimerEvent, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QGuiApplication, QIcon, QKeySequence, QMouseEvent, QPalette, \
-    QPen, QShortcut
+    QShortcut
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QDialog, QDialogButtonBox, QLabel, QListView, \
     QStyle, QStyledItemDelegate, QStyleOptionViewItem, QVBoxLayout
 
@@ -39,8 +39,8 @@ HIGHLIGHT = QColor(255, 236, 153)
 THUMBNAIL_SIDE = 128
 #: What the header says of the highlighted message when the viewer opened at a photo's message.
 PHOTO_NOTE = "The highlighted message sent the photo."
-#: The width of the frame that marks a selected highlighted row.
-SELECTION_FRAME = 2
+#: The room between rows, where a selected highlighted row's frame is drawn (outside its text).
+ROW_SPACING = 2
 #: The roles the model answers; the view asks each row for eight while it lays out tens of thousands.
 _ROLES = frozenset((Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.BackgroundRole,
                     Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.FontRole, Qt.ItemDataRole.DecorationRole,
@@ -213,10 +213,12 @@ class MessageDelegate(QStyledItemDelegate):
         style = styled.widget.style() if styled.widget is not None else QApplication.style()
         style.drawControl(QStyle.ControlElement.CE_ItemViewItem, styled, painter, styled.widget)
         if marked:
-            painter.save()
-            painter.setPen(QPen(option.palette.color(QPalette.ColorRole.Highlight), SELECTION_FRAME))
-            painter.drawRect(option.rect.adjusted(1, 1, -1, -1))
-            painter.restore()
+            rect, side, colour = option.rect, ROW_SPACING, option.palette.color(QPalette.ColorRole.Highlight)
+            for strip in (QRect(rect.left() - side, rect.top() - side, rect.width() + 2 * side, side),
+                          QRect(rect.left() - side, rect.bottom() + 1, rect.width() + 2 * side, side),
+                          QRect(rect.left() - side, rect.top(), side, rect.height()),
+                          QRect(rect.right() + 1, rect.top(), side, rect.height())):
+                painter.fillRect(strip, colour)
 
     def photo_rect(self, option: QStyleOptionViewItem, index: QModelIndex) -> QRect:
         """Where the thumbnail is drawn inside the row ``option.rect``."""
@@ -268,7 +270,7 @@ class MessageListView(QListView):
         # first row, which takes the bar away again: the list stayed blank for good.
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setSpacing(2)
+        self.setSpacing(ROW_SPACING)
 
     def layout_complete(self) -> bool:
         """Every row has its place (so every row can be scrolled to and is painted)."""
@@ -278,6 +280,10 @@ class MessageListView(QListView):
     def reset(self) -> None:
         self._complete, self._anchor = False, None
         super().reset()
+
+    def selectionChanged(self, selected, deselected) -> None:
+        super().selectionChanged(selected, deselected)
+        self.viewport().update()  # a selected highlighted row's frame lies outside the row Qt repaints
 
     def dataChanged(self, top_left, bottom_right, roles=()) -> None:
         if roles and _PAINT_ONLY_ROLES.issuperset(roles):
