@@ -319,3 +319,19 @@ def test_a_recommended_embedder_is_downloaded_then_every_chat_moves_to_it(qtbot,
     assert choices.chosen(Role.TEXT_EMBEDDER) == spec.key
     with services.connect() as conn:
         assert missing_window_vectors(conn, TinyEmbedder()) == 0
+
+
+def test_a_failed_download_names_the_models_own_file_not_model_gguf(qtbot, dialog, monkeypatch):
+    """Before: "Could not reach the model server to download model.gguf.", the same for every chat model."""
+    spec = tiny_chat_spec()
+    monkeypatch.setitem(catalog.CANDIDATES, Role.CHAT_LLM, (spec,))
+    monkeypatch.setitem(catalog.ALL_SPECS, spec.key, spec)
+    monkeypatch.setenv(paths.HUB_ENDPOINT_ENV, "http://127.0.0.1:9")  # discard port: nothing listens
+    services, make = dialog
+    window = open_dialog(qtbot, make)
+    assert not window.actions(Role.CHAT_LLM).download.isHidden()
+    with qtbot.waitSignal(window.job_finished, timeout=15_000) as finished:
+        window.actions(Role.CHAT_LLM).download.click()
+    assert finished.args == ["chat-llm", "error"]
+    note = window.actions(Role.CHAT_LLM).note.text()
+    assert "tiny.gguf of Tiny chat model" in note and "model.gguf" not in note, note

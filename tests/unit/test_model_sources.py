@@ -197,3 +197,13 @@ def test_fetch_offline_says_so(monkeypatch):
     monkeypatch.setenv(paths.HUB_ENDPOINT_ENV, "http://127.0.0.1:9")  # discard port: nothing listens
     with pytest.raises(ModelError, match="internet connection"):
         sources.fetch(tiny_spec(package_files={}))
+
+
+def test_a_failed_download_names_the_file_as_the_server_calls_it(hub):
+    """Before: "The file model.gguf was not found…": the name the app saves it under, the same for every chat model."""
+    spec = tiny_spec(package_files={}, role=Role.CHAT_LLM, runtime=Runtime.GGUF, name="Tiny chat model",
+                     files=(ModelFile("model.gguf", len(WEIGHTS), sha(WEIGHTS), repo_path="gguf/tiny-q4.gguf"),))
+    with pytest.raises(ModelError) as failed:
+        sources.fetch(spec)  # the hub has no gguf/tiny-q4.gguf: 404
+    assert "tiny-q4.gguf of Tiny chat model" in str(failed.value)
+    assert "model.gguf" not in str(failed.value)

@@ -138,27 +138,30 @@ class _Job:
     progress: _Progress
     cancel: CancelCheck
     max_attempts: int
+    label: str | None = None
 
     @property
     def name(self) -> str:
-        return self.dest.name
+        """What messages call the file: the caller's label (the file's name on the server, the model's
+        name), else the local name, which for many models is a generic ``model.gguf``."""
+        return self.label or self.dest.name
 
 
 def download_file(url: str, dest: Path, *, size: int | None, sha256: str | None,
                   progress: ProgressCallback | None = None,
                   cancel: Callable[[], bool] | None = None,
                   client: httpx.Client | None = None,
-                  timeout: float = 30.0, max_attempts: int = 5) -> Path:
+                  timeout: float = 30.0, max_attempts: int = 5, label: str | None = None) -> Path:
     """Download ``url`` to ``dest``, resuming any earlier ``.part`` and verifying before the rename.
 
     Returns ``dest``. Raises ``Cancelled`` (the ``.part`` is kept), ``ChecksumMismatch`` (nothing
     is kept) or ``DownloadError``. ``timeout`` applies to the client created here; a given
-    ``client`` keeps its own settings and is left open.
+    ``client`` keeps its own settings and is left open. ``label`` names the file in every message.
     """
     dest = Path(dest)
     job = _Job(url=url, dest=dest, size=size, sha256=sha256.lower() if sha256 else None,
                progress=_Progress(progress), cancel=cancel or (lambda: False),
-               max_attempts=max(1, max_attempts))
+               max_attempts=max(1, max_attempts), label=label)
     try:
         if _existing_dest_is_good(job):
             job.progress.finish(dest.stat().st_size)

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from gallery_app.core import paths
 from gallery_app.core.errors import AppError, ChecksumMismatch, ModelError, ModelNotAvailable
@@ -30,7 +30,7 @@ from gallery_app.core.json_file import read_json, write_json
 from gallery_app.core.models import choices
 from gallery_app.core.models.catalog import ALL_SPECS, CANDIDATES, spec_by_key
 from gallery_app.core.models.download import ProgressCallback, download_file
-from gallery_app.core.models.specs import ModelSpec, Role
+from gallery_app.core.models.specs import ModelFile, ModelSpec, Role
 from gallery_app.core.models.verify import CheckStatus, FileCheck, check_file
 from gallery_app.core.units import describe_size
 
@@ -324,11 +324,20 @@ def fetch(spec: ModelSpec, *, progress: ProgressCallback | None = None,
                 progress(offset + done, total)
 
         download_file(spec.download_url(model_file), folder / model_file.name, size=model_file.size,
-                      sha256=model_file.sha256, progress=file_progress, cancel=cancel)
+                      sha256=model_file.sha256, progress=file_progress, cancel=cancel,
+                      label=download_label(spec, model_file))
         done_before += model_file.size or 0
     resolved = ResolvedModel(spec, Source.MODELS_FOLDER, _models_folder_paths(spec))
     check(resolved)  # records the verified hashes so the next start does not hash again
     return resolved
+
+
+def download_label(spec: ModelSpec, model_file: ModelFile) -> str:
+    """How a download's messages name one file: its name on the server and the model's, e.g.
+    "qwen2.5-0.5b-instruct-q4_k_m.gguf of Qwen2.5-0.5B-Instruct (Q4_K_M GGUF)"; the file is saved under
+    the spec's own name (often a generic ``model.gguf``), which tells a person nothing."""
+    served = PurePosixPath(model_file.repo_path or model_file.name).name
+    return f"{served} of {spec.name}"
 
 
 def can_assemble(spec: ModelSpec) -> bool:
