@@ -3,7 +3,8 @@
 The numbers stay within ``settings.LIMITS``, and the answer length within what the context leaves
 after the prompt's room, so no choice here can make a question unanswerable.
 
-OK writes the settings with ``Settings.save()`` (QSettings). Models are released when a model
+Each model choice says whether that model is on this computer (``status.candidate_statuses``, checked
+on a worker: a first check hashes the files). OK writes the settings with ``Settings.save()`` (QSettings). Models are released when a model
 choice, the thread count or the context size changed, so the next use loads them with the new
 values; the data folder takes effect at the next start (the open database stays where it is).
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
     QSpinBox, QVBoxLayout, QWidget,
@@ -21,9 +23,12 @@ from PySide6.QtWidgets import (
 from gallery_app.core import paths
 from gallery_app.core.models.catalog import CANDIDATES
 from gallery_app.core.models.specs import Role
+from gallery_app.core.models.status import ModelStatus, candidate_statuses, presence
 from gallery_app.core.chat.prompting import MIN_PROMPT_TOKENS
 from gallery_app.core.units import describe_size
+from gallery_app.ui.plain_text import tooltip
 from gallery_app.ui.settings import LIMITS, Settings, answer_tokens_limit
+from gallery_app.ui.workers import Worker, WorkerContext
 
 AUTOMATIC = "Automatic"
 
@@ -40,6 +45,16 @@ ROLE_LABELS = {
 
 def field_for(role: Role) -> str:
     return role.value.replace("-", "_")
+
+
+def model_choice_text(status: ModelStatus) -> str:
+    """"SmolLM2-135M-Instruct — 98 MB — on this computer": a model choice with its size and whether it is here."""
+    size = f" — {describe_size(status.spec.size)}" if status.spec.size else ""
+    return f"{status.spec.name}{size} — {presence(status)}"
+
+
+def _check_candidates(_context: WorkerContext) -> dict[Role, list[ModelStatus]]:
+    return {role: candidate_statuses(role) for role in Role if CANDIDATES.get(role)}
 
 
 class SettingsDialog(QDialog):
@@ -110,6 +125,20 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(buttons)
+        #: The check of which models are here, until it has marked the choices.
+        self.presence_check: Worker | None = Worker(_check_candidates)
+        self.presence_check.signals.result.connect(self._show_presence)
+        services.run(self.presence_check)
+
+    def _show_presence(self, statuses: dict[Role, list[ModelStatus]]) -> None:
+        for role, role_statuses in statuses.items():
+            combo = self.model_combos.get(role)
+            for status in role_statuses if combo is not None else ():
+                index = combo.findData(status.spec.key)
+                if index >= 0:
+                    combo.setItemText(index, model_choice_text(status))
+                    combo.setItemData(index, tooltip(status.problem or ""), Qt.ItemDataRole.ToolTipRole)
+        self.presence_check = None
 
     @staticmethod
     def _spin(low: int, high: int, value: int, *, step: int = 1, suffix: str = "", special: str | None = None) -> QSpinBox:

@@ -163,3 +163,19 @@ def test_a_model_chosen_by_an_older_version_in_qsettings_is_kept():
     QSettings().setValue("chat_llm", "smollm2-135m-instruct-q4_1")
     assert Settings.load().chat_llm == "smollm2-135m-instruct-q4_1"
     assert choices.chosen(Role.CHAT_LLM) == "smollm2-135m-instruct-q4_1"
+
+
+def test_each_model_choice_says_whether_it_is_on_this_computer(qtbot):
+    """Before: the choices named each model and its size only, so which one works offline was a guess."""
+    services = Services(Settings.load())
+    dialog = make_dialog(qtbot, services)
+    qtbot.waitUntil(lambda: dialog.presence_check is None, timeout=20_000)
+    combo = dialog.model_combos[Role.CHAT_LLM]
+    texts = {combo.itemData(i): combo.itemText(i) for i in range(combo.count())}
+    assert texts[""] == AUTOMATIC
+    assert texts["smollm2-135m-instruct-q4_1"].endswith(" — on this computer")  # the offline package
+    assert texts["qwen2.5-0.5b-instruct-q4_k_m"] == "Qwen2.5-0.5B-Instruct (Q4_K_M GGUF) — 491 MB — not downloaded"
+    vision = dialog.model_combos[Role.CLIP_VISION]
+    assert vision.itemText(1).endswith(" — not downloaded")
+    dialog.accept()
+    assert Settings.load().chat_llm == ""  # the marks are not part of what is saved

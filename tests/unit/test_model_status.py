@@ -72,3 +72,18 @@ def test_every_role_with_a_model_is_checked_with_its_setting_and_progress():
     assert statuses[-1].spec is catalog.QWEN25_05B
     assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
     assert needs_attention(statuses)
+
+
+def test_each_candidate_says_whether_it_is_on_this_computer():
+    """Settings marks its model choices with these (before: it listed names and sizes only)."""
+    from gallery_app.core.models.status import candidate_statuses, presence
+
+    by_key = {status.spec.key: status for status in candidate_statuses(Role.CHAT_LLM)}
+    assert list(by_key) == [spec.key for spec in catalog.CANDIDATES[Role.CHAT_LLM]]
+    assert presence(by_key[catalog.SMOLLM2_135M.key]) == "on this computer"  # the offline package
+    assert presence(by_key[catalog.QWEN25_05B.key]) == "not downloaded"
+    folder = sources.model_folder(catalog.QWEN25_05B)
+    folder.mkdir(parents=True)
+    (folder / "model.gguf").write_bytes(b"\0" * 1024)
+    (damaged,) = [s for s in candidate_statuses(Role.CHAT_LLM) if s.spec is catalog.QWEN25_05B]
+    assert presence(damaged) == "damaged"

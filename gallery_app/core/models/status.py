@@ -109,6 +109,21 @@ def model_statuses(setting_of: Callable[[Role], str | None] = lambda role: None,
     return statuses
 
 
+def candidate_statuses(role: Role) -> list[ModelStatus]:
+    """The status of each of ``role``'s catalog models as if it were chosen, best first: which of them are
+    on this computer (Settings marks its choices with ``presence``)."""
+    return [model_status(role, spec.key) for spec in CANDIDATES.get(role, ())]
+
+
+def presence(status: ModelStatus) -> str:
+    """A few words for a list of models: "on this computer", "not downloaded", "damaged"."""
+    if status.availability is Availability.READY:
+        return "on this computer"
+    if status.availability is Availability.DAMAGED:
+        return "damaged"
+    return "not downloaded" if status.spec.downloadable else "not on this computer"
+
+
 def needs_attention(statuses: list[ModelStatus]) -> bool:
     """True when a role has no usable model (missing or damaged): the window offers the Models dialog."""
     return any(not status.usable for status in statuses)
