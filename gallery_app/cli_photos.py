@@ -208,11 +208,19 @@ def cmd_query_image(args: argparse.Namespace) -> int:
 
 
 def cmd_duplicates(args: argparse.Namespace) -> int:
-    groups = _search(_open_store(), args).duplicates(args.threshold)
+    """Identical files and resized copies need no model; photos that only look alike need CLIP's vectors."""
+    from gallery_app.core.photos.search import PhotoSearch
+
+    vision, missing = vision_if_here(args.vision, threads=args.threads)
+    if missing is not None:
+        print(f"Note: {missing.message} Without it only identical files and resized or re-encoded copies are "
+              f"found.\n  {missing.hint or ''}".rstrip(), file=sys.stderr)
+    groups = PhotoSearch(_open_store(), vision=vision).duplicates(args.threshold)
     if not groups:
-        print(f"No near-duplicates above similarity {args.threshold:.2f}.")
+        print("No copies found." if vision is None else
+              f"No copies, and no photos above similarity {args.threshold:.2f}.")
     for number, group in enumerate(groups, 1):
-        print(f"Group {number}: {len(group.photos)} photos, similarity ≥ {group.lowest_similarity:.3f}")
+        print(f"Group {number}: {group.describe()}")
         for photo in group.photos:
             print(f"  #{photo.id:<6} {photo.shown_path}")
     return 0
@@ -310,8 +318,10 @@ def add_photo_commands(commands: argparse._SubParsersAction) -> None:
     options(query, filters=True)
     query.set_defaults(handler=cmd_query_image)
 
-    duplicates = actions.add_parser("duplicates", help="groups of near-identical photos",
-                                    description="Groups of photos whose vectors are nearly the same.")
+    duplicates = actions.add_parser(
+        "duplicates", help="groups of copies of one photo",
+        description="Groups of identical files and of resized or re-encoded copies (no model needed), and with "
+                    "the CLIP model also of photos whose vectors are nearly the same.")
     duplicates.add_argument("--threshold", type=_similarity, default=DUPLICATE_THRESHOLD,
                             help=f"lowest similarity counted as a duplicate (default {DUPLICATE_THRESHOLD})")
     options(duplicates, k=False)

@@ -70,6 +70,8 @@ class MainWindow(QMainWindow):
         # A chat photo's *Open in chat* reads its message in the chat; "Similar photos" of a photo opened
         # from a chat shows them in the gallery.
         self.photo_pane.open_in_chat.connect(self.open_in_chat)
+        # A photo search without CLIP offers the model: Help → Models at its row, Download one click away.
+        self.photo_pane.models_wanted.connect(lambda role: self.show_models(focus=role))
         self.chat_pane.similar_photos_requested.connect(
             lambda photo_id: self._show_photos(lambda: self.photo_pane.show_similar(photo_id))())
 
@@ -215,11 +217,14 @@ class MainWindow(QMainWindow):
                 f"{better.recommended.name} fits this computer better than {better.current.name} (it "
                 f"{better.role.describe()}): Help → Models… downloads it.", 20_000)
 
-    def show_models(self) -> ModelsDialog:
+    def show_models(self, focus: Role | None = None) -> ModelsDialog:
+        """Help → Models…; ``focus``: the role whose row is brought into view with its Download button focused."""
         if self.models_dialog is None:
             self.models_dialog = ModelsDialog(self.services, self)
         self.models_dialog.show()
         self.models_dialog.raise_()
+        self.models_dialog.activateWindow()
+        self.models_dialog.focus_on(focus)
         self.models_dialog.refresh()
         return self.models_dialog
 

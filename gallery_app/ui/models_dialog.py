@@ -140,6 +140,8 @@ class ModelsDialog(QDialog):
         self._checker: Worker | None = None
         self._recheck_pending = False
         self.last_error: str | None = None
+        #: The role whose row is shown highlighted, its Download focused (a photo search that needs CLIP).
+        self.focused_role: Role | None = None
         #: Returns the files the person picked for a model (tests replace it; the default asks with a dialog).
         self.choose_files: Callable[[ModelSpec], list[str]] = self._ask_for_files
 
@@ -243,9 +245,34 @@ class ModelsDialog(QDialog):
                 if state.problem and not actions.note.text():
                     actions.show_note(f"Damaged: {state.problem}", error=True)
         self.table.resizeRowsToContents()
+        self._show_focus()
         ready = sum(s.usable for s in states)
         self.status_label.setText(f"{ready} of {len(states)} models ready.")
         self.checked.emit(states)
+
+    # --- opened at one model ------------------------------------------------------------------------
+    def focus_on(self, role: Role | None) -> None:
+        """Bring ``role``'s row into view, highlighted, with its Download button focused, so one click (or
+        Enter) gets it; None shows the table as usual. Applied again after every check refills the table."""
+        self.focused_role = role
+        self._show_focus()
+
+    def _show_focus(self) -> None:
+        row = next((i for i, state in enumerate(self.states) if state.role is self.focused_role), None)
+        if row is None:
+            return  # nothing asked, or the first check has not filled the table yet (it calls again)
+        colour = self.palette().highlight().color()
+        colour.setAlpha(60)
+        for column in range(len(self.COLUMNS) - 1):
+            item = self.table.item(row, column)
+            if item is not None:  # cells are made anew by each check, so no other row keeps an old highlight
+                item.setBackground(colour)
+        self.table.scrollToItem(self.table.item(row, 0))
+        actions = self._actions[self.focused_role]
+        target = actions.download if not actions.download.isHidden() else actions.local
+        if not target.isHidden():
+            target.setDefault(True)  # Enter presses it
+            target.setFocus()
 
     # --- a better model for this computer ----------------------------------------------------------
     def _show_advice(self, advice: list[Recommendation]) -> None:

@@ -73,3 +73,28 @@ def test_photo_commands_say_what_is_missing_without_a_clip_model(capsys, tmp_pat
     assert main(["photos", "add", str(DEMO)]) == 0  # kept, searchable once the model is there
     captured = capsys.readouterr()
     assert "7 added" in captured.out and "become searchable" in captured.err
+
+
+@pytest.mark.shared_fixtures
+def test_duplicates_without_a_clip_model_finds_identical_and_resized_copies(capsys, tmp_path):
+    """Before: `photos duplicates` stopped with "needs the CLIP model" and found nothing."""
+    from PIL import Image
+
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    for name in ("hopper.jpg", "flower.jpg", "pil_sample_rgb.jpg"):
+        shutil.copy(PHOTOS / "pillow" / name, folder / name)
+    shutil.copy(PHOTOS / "pillow" / "hopper.jpg", folder / "hopper backup.jpg")
+    with Image.open(PHOTOS / "pillow" / "flower.jpg") as image:
+        image.resize((image.width // 2, image.height // 2)).save(folder / "flower small.jpg", quality=70)
+    assert main(["photos", "add", str(folder)]) == 0
+    capsys.readouterr()
+    assert main(["photos", "duplicates"]) == 0
+    captured = capsys.readouterr()
+    assert "only identical files and resized or re-encoded copies are found" in captured.err
+    groups = re.split(r"^Group \d+: ", captured.out, flags=re.M)[1:]
+    assert len(groups) == 2, captured.out
+    by_title = {group.splitlines()[0]: {Path(line.split(None, 1)[1]).name for line in group.splitlines()[1:]}
+                for group in groups}
+    assert by_title == {"2 photos: identical files": {"hopper.jpg", "hopper backup.jpg"},
+                        "2 photos: resized or re-encoded copies": {"flower.jpg", "flower small.jpg"}}

@@ -12,6 +12,7 @@ import pytest
 from PIL import Image
 from PySide6.QtCore import Qt
 
+from gallery_app.core.models.specs import Role
 from gallery_app.core.photos import library
 from gallery_app.core.photos.indexer import PhotoIndexer
 from gallery_app.core.store import atomic, open_store
@@ -183,11 +184,16 @@ def test_without_clip_the_photos_show_and_the_search_box_says_what_is_missing(qt
         qtbot.waitUntil(lambda: _shown(pane) == DEMO_COUNT + 1, timeout=10_000)
         qtbot.waitUntil(lambda: pane.clip_problem is not None, timeout=10_000)
         assert "CLIP" in pane.search_box.placeholderText()
-        assert "models fetch clip" in pane.search_box.placeholderText()
+        assert "Help → Models" in pane.search_box.placeholderText()
+        assert "models fetch clip" in pane.search_box.toolTip()  # the whole story stays a hover away
         assert pane.header.text() == f"{DEMO_COUNT + 1} photos"
         with qtbot.waitSignal(pane.problem, timeout=10_000) as problem:
             pane.search_text("a cat")
-        assert "models fetch clip-vit-b-32-text" in problem.args[0]
+        assert "CLIP ViT-B/32 text tower" in problem.args[0] and "Download is one click" in problem.args[0]
+        assert "gallery-app-cli" not in problem.args[0] and not pane.get_clip_button.isHidden()
+        with qtbot.waitSignal(pane.models_wanted) as wanted:
+            pane.get_clip_button.click()
+        assert wanted.args == [Role.CLIP_TEXT]
         assert _shown(pane) == DEMO_COUNT + 1  # the photos stay on screen
     finally:
         pane.shutdown()

@@ -289,7 +289,7 @@ class PhotoIndexer:
             twin = next(t for t in twins if t.id in vectors)
             copy = {**prepared.row_values(), "width": twin.width, "height": twin.height, "format": twin.format,
                     "captured_at": twin.captured_at, "latitude": twin.latitude, "longitude": twin.longitude,
-                    "camera": twin.camera}
+                    "camera": twin.camera, "perceptual_hash": twin.perceptual_hash}
             photo_id = self._write_row(at_path, copy, source, folder_id, summary)
             store_photo_vectors(self.conn, self.vision, [library.photo_by_id(self.conn, photo_id)],
                                 vectors[twin.id][None, :])

@@ -40,6 +40,8 @@ class PhotoRecord:
     camera: str | None
     #: The timeline's time (ISO local): the capture time, else when a chat first sent it, else the file's time.
     taken_at: str
+    #: The difference hash (photos/perceptual_hash.py): None not computed yet, "" none (a flat picture).
+    perceptual_hash: str | None = None
 
     @property
     def name(self) -> str:

@@ -1,4 +1,4 @@
-"""One photo file → everything the index needs: hash, size, metadata, thumbnail and model input.
+"""One photo file → everything the index needs: hashes, size, metadata, thumbnail and model input.
 
 Runs on worker threads (Pillow, hashlib and NumPy release the GIL for the heavy parts), so it
 touches no database and no model. Each file is read once: the same bytes are hashed and decoded.
@@ -17,6 +17,7 @@ from PIL import Image
 
 from gallery_app.core.photos.clip_preprocess import preprocess
 from gallery_app.core.photos.decode import PhotoMetadata, PhotoSkipped, decode_image, read_metadata
+from gallery_app.core.photos.perceptual_hash import difference_hash
 from gallery_app.core.photos.thumbnails import THUMBNAIL_SIZE, save_thumbnail
 
 #: File name endings taken for photos; anything else in a folder is ignored, not reported.
@@ -76,6 +77,7 @@ class PreparedPhoto:
     format: str | None = None
     metadata: PhotoMetadata | None = None
     pixel_values: np.ndarray | None = None  # (3, 224, 224) float32; None when the vector is reused
+    perceptual_hash: str | None = None  # None when not decoded (its twin's is reused)
     skipped: PhotoSkipped | None = None
 
     def row_values(self) -> dict:
@@ -86,6 +88,7 @@ class PreparedPhoto:
             "mtime_ns": self.mtime_ns, "width": self.width, "height": self.height, "format": self.format,
             "captured_at": metadata.capture_time.isoformat() if metadata.capture_time else None,
             "latitude": latitude, "longitude": longitude, "camera": metadata.camera,
+            "perceptual_hash": self.perceptual_hash,
         }
 
 
@@ -112,5 +115,6 @@ def prepare_photo(path: Path, *, known_hashes: frozenset[str] | set[str] = froze
     prepared.width, prepared.height, prepared.format = decoded.width, decoded.height, decoded.format
     prepared.metadata = read_metadata(path, data=data)
     save_thumbnail(decoded.rgb, prepared.content_hash)
+    prepared.perceptual_hash = difference_hash(decoded.rgb)  # a 9×8 resize of the picture already decoded
     prepared.pixel_values = model_input(decoded.rgb)
     return prepared

@@ -8,7 +8,8 @@ photo vectors; results carry the cosine similarity. "Similar to this photo" uses
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import apsw
@@ -19,6 +20,7 @@ from gallery_app.core.errors import AppError, ModelNotAvailable
 from gallery_app.core.models.runtimes.clip import ClipTextEncoder, ClipVisionEncoder
 from gallery_app.core.photos.additions import add_capture, add_upload
 from gallery_app.core.photos.decode import decode_image
+from gallery_app.core.photos.duplicates import DuplicateGroup, duplicate_groups
 from gallery_app.core.file_names import printable
 from gallery_app.core.photos.filters import ALL_PHOTOS, PhotoFilter
 from gallery_app.core.photos.library import PhotoRecord, photo_by_id, photo_by_path, photo_ids, photos_by_ids
@@ -30,7 +32,7 @@ from gallery_app.core.store.vectors import MAX_K, VectorTable
 
 DEFAULT_RESULTS = 48
 #: Above this cosine similarity two photos are near-duplicates (the same shot resized, re-encoded,
-#: lightly edited); bursts of one scene sit just below it.
+#: lightly edited); bursts of one scene sit just below it. Copies that need no model: duplicates.py.
 DUPLICATE_THRESHOLD = 0.95
 
 
@@ -54,13 +56,6 @@ class PhotoResults:
             text += (" (this photo was already in your gallery)" if self.already_there
                      else f"; added {self.added.name} to your gallery")
         return text
-
-
-@dataclass
-class DuplicateGroup:
-    photos: list[PhotoRecord]
-    lowest_similarity: float
-    pairs: list[tuple[int, int, float]] = field(default_factory=list)
 
 
 class PhotoSearch:
@@ -115,26 +110,24 @@ class PhotoSearch:
             return results
         return self._results("camera frame", self._embed_image(image), k, started, where=where)
 
-    def duplicates(self, threshold: float = DUPLICATE_THRESHOLD) -> list[DuplicateGroup]:
-        """Groups of near-identical photos (pairs above ``threshold``, joined transitively), biggest first."""
+    def duplicates(self, threshold: float = DUPLICATE_THRESHOLD, *,
+                   cancel: Callable[[], bool] = lambda: False) -> list[DuplicateGroup]:
+        """Groups of copies, biggest first: identical files and resized or re-encoded copies always (no model
+        needed); with a CLIP model also photos whose vectors are above ``threshold`` (joined transitively)."""
+        return duplicate_groups(self.conn, self._clip_pairs(threshold), cancel=cancel)
+
+    def _clip_pairs(self, threshold: float) -> list[tuple[int, int, float]]:
+        if self.vision is None and self.text is None:
+            return []
         table = self._table()
         if table is None:
             return []
         rows = list(self.conn.execute(f"SELECT rowid, embedding FROM {table.name}"))
         if len(rows) < 2:
             return []
-        ids = np.array([r[0] for r in rows])
+        ids = [int(r[0]) for r in rows]
         matrix = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
-        pairs = _pairs_above(matrix, threshold)
-        groups = _connected_groups(len(ids), [(i, j) for i, j, _ in pairs])
-        records = photos_by_ids(self.conn, ids.tolist())
-        result = []
-        for members in groups:
-            member_set = set(members)
-            group_pairs = [(int(ids[i]), int(ids[j]), s) for i, j, s in pairs if i in member_set]
-            result.append(DuplicateGroup([records[int(ids[m])] for m in members if int(ids[m]) in records],
-                                         min(s for *_, s in group_pairs), group_pairs))
-        return sorted(result, key=lambda g: (-len(g.photos), -g.lowest_similarity))
+        return [(ids[i], ids[j], s) for i, j, s in _pairs_above(matrix, threshold)]
 
     def find_photo(self, photo: int | str | Path) -> PhotoRecord:
         """A gallery photo by id (``12`` or ``"#12"``) or by path."""
@@ -209,22 +202,3 @@ def _pairs_above(matrix: np.ndarray, threshold: float, block: int = 2048) -> lis
                 pairs.append((i, c, float(scores[r, c])))
     return pairs
 
-
-def _connected_groups(n: int, edges: list[tuple[int, int]]) -> list[list[int]]:
-    parent = list(range(n))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for i, j in edges:
-        parent[root(i)] = root(j)
-    groups: dict[int, list[int]] = {}
-    for i, j in edges:
-        for member in (i, j):
-            groups.setdefault(root(member), [])
-    for member in {m for edge in edges for m in edge}:
-        groups[root(member)].append(member)
-    return [sorted(members) for members in groups.values()]

@@ -223,6 +223,13 @@ def m006_chat_photos(conn: apsw.Connection) -> None:
                      (VERSION_KEY_PREFIX + name,))
 
 
+def m007_perceptual_hash(conn: apsw.Connection) -> None:
+    # Each photo's difference hash (photos/perceptual_hash.py), so resized and re-encoded copies are found
+    # without a model. NULL until computed: photos already indexed get theirs when duplicates are first looked
+    # for, new ones when they are indexed. Adding a nullable column leaves every row and vector in place.
+    conn.execute("ALTER TABLE photos ADD COLUMN perceptual_hash TEXT")
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_vector_registry", m001_vector_registry),
     ("002_app_state", m002_settings),
@@ -230,6 +237,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("004_chunk_windows", m004_chunk_windows),
     ("005_photos", m005_photos),
     ("006_chat_photos", m006_chat_photos),
+    ("007_perceptual_hash", m007_perceptual_hash),
 ]
 
 

@@ -1,4 +1,5 @@
-"""Near-duplicate groups: photos whose vectors are nearly the same (resized, re-encoded, lightly edited)."""
+"""Duplicate photos: identical files and resized or re-encoded copies (found without any model), and with
+the CLIP model also photos whose vectors are nearly the same; without it, one click opens Help → Models."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from PySide6.QtWidgets import (
 )
 
 from gallery_app.core.errors import AppError
-from gallery_app.core.photos.search import DUPLICATE_THRESHOLD, DuplicateGroup
+from gallery_app.core.models.specs import Role
+from gallery_app.core.photos.search import DUPLICATE_THRESHOLD
 from gallery_app.ui.photos import jobs
 from gallery_app.ui.workers import Worker
 
@@ -22,21 +24,27 @@ class DuplicatesDialog(QDialog):
 
     groups_shown = Signal(int)
     photo_activated = Signal(object)
+    #: *Get the CLIP model…*: the Role whose row the Models dialog should open at.
+    models_wanted = Signal(object)
 
     def __init__(self, services, parent: QWidget | None = None, *, threshold: float = DUPLICATE_THRESHOLD):
         super().__init__(parent)
         self.services = services
-        self.setWindowTitle("Near-duplicate photos")
+        self.setWindowTitle("Duplicate photos")
         self.resize(760, 520)
         self.threshold = QDoubleSpinBox()
         self.threshold.setRange(0.5, 0.999)
         self.threshold.setSingleStep(0.01)
         self.threshold.setDecimals(3)
         self.threshold.setValue(threshold)
-        self.threshold.setToolTip("Lowest similarity counted as a duplicate")
+        self.threshold.setToolTip("Lowest similarity (CLIP) counted as a duplicate")
         again = QPushButton("Find again")
         again.clicked.connect(self.find)
-        self.summary = QLabel("Looking for near-duplicates…")
+        self.get_clip_button = QPushButton("Get the CLIP model…")
+        self.get_clip_button.setToolTip("Opens Help → Models at the CLIP model: one click downloads it")
+        self.get_clip_button.clicked.connect(lambda: self.models_wanted.emit(Role.CLIP_VISION))
+        self.get_clip_button.setVisible(False)
+        self.summary = QLabel("Looking for duplicates…")
         self.summary.setTextFormat(Qt.TextFormat.PlainText)  # an error may name a photo's file
         self.summary.setWordWrap(True)
         self.groups = QStandardItemModel(0, 2, self)
@@ -54,7 +62,10 @@ class DuplicatesDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
-        layout.addWidget(self.summary)
+        summary_row = QHBoxLayout()
+        summary_row.addWidget(self.summary, 1)
+        summary_row.addWidget(self.get_clip_button)
+        layout.addLayout(summary_row)
         layout.addWidget(self.tree, 1)
         layout.addWidget(buttons)
         self._worker: Worker | None = None
@@ -63,17 +74,21 @@ class DuplicatesDialog(QDialog):
     def find(self) -> None:
         if self._worker is not None:
             self._worker.cancel()
-        self.summary.setText("Looking for near-duplicates…")
-        self._worker = Worker(jobs.find_duplicates, self.services, self.threshold.value())
+        self.summary.setText("Looking for duplicates…")
+        # A writing job (it stores the perceptual hashes still missing): it may wait for an import.
+        self._worker = Worker(jobs.find_duplicates, self.services, self.threshold.value()).writing(
+            "the duplicate search")
         self._worker.signals.result.connect(self._show)
         self._worker.signals.error.connect(self._failed)
         self.services.run(self._worker)
+        if self._worker.waiting_note():
+            self.summary.setText(f"Looking for duplicates: {self._worker.waiting_note()}")
 
-    def _show(self, groups: list[DuplicateGroup]) -> None:
+    def _show(self, findings: jobs.DuplicateFindings) -> None:
+        groups = findings.groups
         self.groups.removeRows(0, self.groups.rowCount())
         for number, group in enumerate(groups, 1):
-            top = QStandardItem(f"Group {number}: {len(group.photos)} photos, "
-                                f"similarity ≥ {group.lowest_similarity:.3f}")
+            top = QStandardItem(f"Group {number}: {group.describe()}")
             for photo in group.photos:
                 name, path = QStandardItem(photo.name), QStandardItem(photo.shown_path)
                 name.setData(photo, PHOTO_ROLE)
@@ -83,9 +98,18 @@ class DuplicatesDialog(QDialog):
         self.tree.resizeColumnToContents(0)
         if groups:
             total = sum(len(g.photos) for g in groups)
-            self.summary.setText(f"{len(groups)} groups of near-identical photos ({total} photos).")
+            text = f"{len(groups)} group{'s' if len(groups) != 1 else ''} of near-identical photos ({total} photos)."
+        elif findings.clip_missing is None:
+            text = f"No copies, and no photos above similarity {self.threshold.value():.3f}."
         else:
-            self.summary.setText(f"No near-duplicates above similarity {self.threshold.value():.3f}.")
+            text = "No identical files and no resized or re-encoded copies."
+        if findings.clip_missing is not None:
+            text += (" Photos that only look alike (the same scene, edited) need the CLIP model, which is not on "
+                     "this computer yet.")
+        self.summary.setText(text)
+        # Without CLIP the similarity means nothing; the button offers the model instead.
+        self.threshold.setEnabled(findings.clip_missing is None)
+        self.get_clip_button.setVisible(findings.clip_missing is not None)
         self.groups_shown.emit(len(groups))
 
     def _failed(self, error: AppError) -> None:

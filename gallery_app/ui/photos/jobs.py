@@ -25,15 +25,24 @@ from gallery_app.core.photos.search import (
 from gallery_app.ui.workers import WorkerContext
 
 
-def clip_missing(_context: WorkerContext, services) -> ModelNotAvailable | None:
-    """Why photo search cannot run here (message + hint), or None when both CLIP models are present."""
+@dataclass(frozen=True)
+class MissingClip:
+    """Photo search cannot run here: which CLIP tower is missing (the Models dialog opens at its row) and why."""
+
+    role: Role
+    problem: ModelNotAvailable
+
+
+def clip_missing(_context: WorkerContext, services) -> MissingClip | None:
+    """The first CLIP tower that is not here (with its message and hint), or None when both are present."""
     for role in (Role.CLIP_TEXT, Role.CLIP_VISION):
         try:
             loading.resolve_setting(role, services.settings.model_setting(role))
         except ModelNotAvailable as missing:
-            return missing
+            return MissingClip(role, missing)
         except ModelError as unusable:  # e.g. the settings name a model file that has since been deleted
-            return ModelNotAvailable(str(unusable), hint=unusable.hint or "Choose another model in File → Settings….")
+            return MissingClip(role, ModelNotAvailable(
+                str(unusable), hint=unusable.hint or "Choose another model in File → Settings…."))
     return None
 
 
@@ -187,7 +196,22 @@ def add_folder(context: WorkerContext, services, folder: Path) -> IndexSummary:
     return summary
 
 
-def find_duplicates(_context: WorkerContext, services, threshold: float = DUPLICATE_THRESHOLD) -> list[DuplicateGroup]:
-    vision = services.clip_vision()
+@dataclass
+class DuplicateFindings:
+    groups: list[DuplicateGroup]
+    #: Why photos that only look alike were not looked for (no CLIP model); None when they were.
+    clip_missing: ModelNotAvailable | None = None
+
+
+def find_duplicates(context: WorkerContext, services, threshold: float = DUPLICATE_THRESHOLD) -> DuplicateFindings:
+    """Identical files and resized copies always; with the CLIP model also photos above ``threshold``.
+
+    It writes (the perceptual hashes of photos indexed before they existed), so it runs as a writing job."""
+    try:
+        vision, missing = services.clip_vision(), None
+    except ModelError as unusable:  # missing or damaged: the copies that need no model are still found
+        vision = None
+        missing = unusable if isinstance(unusable, ModelNotAvailable) else ModelNotAvailable(str(unusable))
     with services.connect() as conn:
-        return PhotoSearch(conn, vision=vision).duplicates(threshold)
+        groups = PhotoSearch(conn, vision=vision).duplicates(threshold, cancel=lambda: context.cancelled)
+    return DuplicateFindings(groups, missing)

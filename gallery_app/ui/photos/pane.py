@@ -2,8 +2,9 @@
 
 Every search and every import runs on a worker (``services.run``); the grid's rows and thumbnails load
 on demand. The filter (all photos, a folder's, a chat's) and the range of days limit the grid and every
-search alike, through one ``PhotoFilter``. Without a CLIP model the grid still shows the photos, and the
-search box says what is missing and how to get it.
+search alike, through one ``PhotoFilter``. Without a CLIP model the grid still shows the photos, duplicates
+are still found (by their hashes), and a search that needs the model says so beside a *Get the CLIP
+model…* button, which opens Help → Models at that model (``models_wanted``): one more click downloads it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from gallery_app.core.errors import AppError, ModelNotAvailable
+from gallery_app.core.models.specs import Role
 from gallery_app.core.photos.filters import ALL_PHOTOS, PhotoFilter
 from gallery_app.core.photos.indexer import IndexSummary
 from gallery_app.core.photos.library import PhotoRecord
@@ -28,6 +30,7 @@ from gallery_app.ui.photos.camera import CameraDialog
 from gallery_app.ui.photos.collection_filter import CollectionFilter
 from gallery_app.ui.photos.date_range import DateRangeBar, describe_days
 from gallery_app.ui.photos.duplicates import DuplicatesDialog
+from gallery_app.ui.photos.folder_dialog import folder_dialog
 from gallery_app.ui.photos.grid_delegate import PhotoGridDelegate
 from gallery_app.ui.photos.grid_model import THUMBNAIL_SIZE, PhotoGridModel
 from gallery_app.ui.photos.viewer import PhotoViewer
@@ -35,6 +38,8 @@ from gallery_app.ui.plain_text import plain_label, tooltip
 from gallery_app.ui.workers import Worker
 
 SEARCH_PLACEHOLDER = "Search your photos by meaning, e.g. “snowy mountains” (Enter)"
+#: What follows a missing CLIP model's message in the status line, beside the button that does it.
+GET_CLIP = "Get the CLIP model… opens Help → Models, where Download is one click."
 
 
 def count_text(count: int) -> str:
@@ -61,14 +66,19 @@ class PhotoPane(QWidget):
     problem = Signal(str)
     #: *Open in chat* in a photo's large view: the ChatPhoto (chat and message) to show in the chat viewer.
     open_in_chat = Signal(object)
+    #: *Get the CLIP model…*: the Role whose row Help → Models should open at (the window shows the dialog).
+    models_wanted = Signal(object)
 
     def __init__(self, services, parent: QWidget | None = None):
         super().__init__(parent)
         self.services = services
         self.clip_problem: ModelNotAvailable | None = None
+        #: The CLIP tower the last search needed (words: the text tower; a photo or a frame: the vision one).
+        self.clip_role: Role = Role.CLIP_VISION
         self.viewer: PhotoViewer | None = None
         self.camera_dialog: CameraDialog | None = None
         self.duplicates_dialog: DuplicatesDialog | None = None
+        self.folder_dialog: QFileDialog | None = None
         self._search_serial = 0
         self._collections_serial = 0
         self._pending_click: int | None = None
@@ -118,6 +128,12 @@ class PhotoPane(QWidget):
         self.status_line = plain_label(" ")  # queries, folder and file names, errors
         self.status_line.setWordWrap(True)
         self.status_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # Shown while a search needs a CLIP tower that is not here: a click opens Help → Models at its row,
+        # where Download is one more click (rather than a command line to copy).
+        self.get_clip_button = QPushButton("Get the CLIP model…")
+        self.get_clip_button.setToolTip("Opens Help → Models at the CLIP model: one click downloads it")
+        self.get_clip_button.clicked.connect(lambda: self.models_wanted.emit(self.clip_role))
+        self.get_clip_button.setVisible(False)
 
         self.model = PhotoGridModel(services, self)
         self.model.total_changed.connect(self._count_read)
@@ -155,7 +171,10 @@ class PhotoPane(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addLayout(searching)
-        layout.addWidget(self.status_line)
+        status_row = QHBoxLayout()
+        status_row.addWidget(self.status_line, 1)
+        status_row.addWidget(self.get_clip_button)
+        layout.addLayout(status_row)
         layout.addWidget(self.view, 1)
         # Keyboard order: the search box first (it has the focus when the pane opens), then what limits
         # it, the actions, and the grid.
@@ -200,12 +219,14 @@ class PhotoPane(QWidget):
         if self.search_box.text().strip() != query:
             self.search_box.setText(query)
         self.status_line.setText(_then(f"Searching for “{query}”", self.scope()) + "…")
+        self.clip_role = Role.CLIP_TEXT
         worker = self._search(Worker(jobs.search_text, self.services, query, where=self.where))
         self._rerun = lambda: self.search_text(query)
         return worker
 
     def show_similar(self, photo_id: int) -> Worker:
         self.status_line.setText(_then("Looking for similar photos", self.scope()) + "…")
+        self.clip_role = Role.CLIP_VISION
         worker = self._search(Worker(jobs.search_similar, self.services, int(photo_id), where=self.where))
         self._rerun = lambda: self.show_similar(photo_id)
         return worker
@@ -220,6 +241,7 @@ class PhotoPane(QWidget):
             return None
         label = f"Adding {photos[0].name}" if len(photos) == 1 else f"Adding {len(photos)} photos"
         self.status_line.setText(label + "…")
+        self.clip_role = Role.CLIP_VISION
         worker = Worker(jobs.upload, self.services, photos, where=self.where).writing("the photo upload")
         return self._search(worker, label=label, on_result=self._upload_done)
 
@@ -253,6 +275,7 @@ class PhotoPane(QWidget):
             self.duplicates_dialog.deleteLater()
         dialog = DuplicatesDialog(self.services, self)
         dialog.photo_activated.connect(self.open_viewer)
+        dialog.models_wanted.connect(self.models_wanted)
         dialog.show()
         self.duplicates_dialog = dialog
         return dialog
@@ -268,10 +291,16 @@ class PhotoPane(QWidget):
         self.viewer = viewer
         return viewer
 
-    def choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Add a folder of photos", str(Path.home()))
-        if folder:
-            self.add_folder(folder)
+    def choose_folder(self) -> QFileDialog:
+        """*Add folder…*: the folder chooser, open (not blocking); the folder chosen is indexed."""
+        if self.folder_dialog is not None:
+            self.folder_dialog.close()
+            self.folder_dialog.deleteLater()
+        dialog = folder_dialog(self, "Add a folder of photos", str(Path.home()))
+        dialog.fileSelected.connect(lambda folder: self.add_folder(folder) if folder else None)
+        dialog.open()
+        self.folder_dialog = dialog
+        return dialog
 
     def choose_uploads(self) -> None:
         patterns = " ".join(f"*{suffix}" for suffix in sorted(PHOTO_SUFFIXES))
@@ -283,7 +312,7 @@ class PhotoPane(QWidget):
     def shutdown(self) -> None:
         """Close dialogs and wait for the thumbnail threads (the window calls it when it closes)."""
         self._click_timer.stop()
-        for dialog in (self.camera_dialog, self.viewer, self.duplicates_dialog):
+        for dialog in (self.camera_dialog, self.viewer, self.duplicates_dialog, self.folder_dialog):
             if dialog is not None:
                 dialog.close()
         self.model.shutdown()
@@ -324,10 +353,13 @@ class PhotoPane(QWidget):
             self._show_error(error)
 
     def _show_error(self, error: AppError) -> None:
+        text = str(error)
         if isinstance(error, ModelNotAvailable):
-            self._clip_state(error)
-        self.status_line.setText(str(error))
-        self.problem.emit(str(error))
+            self._clip_state(jobs.MissingClip(self.clip_role, error))
+            # The core's hint is a command line; the window has the button beside this line instead.
+            text = f"{error.message} {GET_CLIP}"
+        self.status_line.setText(text)
+        self.problem.emit(text)
 
     # --- the filter and the dates ----------------------------------------------------------------
     def _load_collections(self) -> None:
@@ -375,18 +407,19 @@ class PhotoPane(QWidget):
         worker.signals.result.connect(self._clip_state)
         self.services.run(worker)
 
-    def _clip_state(self, missing: ModelNotAvailable | None) -> None:
-        self.clip_problem = missing
+    def _clip_state(self, missing: jobs.MissingClip | None) -> None:
+        self.clip_problem = missing.problem if missing is not None else None
+        self.get_clip_button.setVisible(missing is not None)
         if missing is None:
             self.search_box.setPlaceholderText(SEARCH_PLACEHOLDER)
             self.search_box.setToolTip("")
         else:
-            hint = f" {missing.hint}" if missing.hint else ""
-            self.search_box.setPlaceholderText(f"Search by meaning needs the CLIP model.{hint}")
-            self.search_box.setToolTip(tooltip(f"{missing.message}{hint}"))
-            self.status_line.setText(f"Photos are shown, but searching them needs the CLIP model: "
-                                     f"{missing.message}{hint}")
-        self.clip_checked.emit(missing)
+            self.clip_role = missing.role
+            self.search_box.setPlaceholderText("Search by meaning needs the CLIP model: Help → Models… downloads it")
+            self.search_box.setToolTip(tooltip(str(missing.problem)))  # the whole story, command line included
+            self.status_line.setText(f"Photos are shown and Duplicates finds copies; searching them by meaning "
+                                     f"needs the CLIP model. {missing.problem.message} {GET_CLIP}")
+        self.clip_checked.emit(self.clip_problem)
 
     # --- reactions ---------------------------------------------------------------------------------
     def _count_read(self, count: int) -> None:
