@@ -58,7 +58,7 @@ def turns(pane: ChatPane, kind: str):
     return [turn for turn in pane.view.turns if turn.kind == kind]
 
 
-def ask_and_record(pane: ChatPane, qtbot, question: str) -> list[object]:
+def ask_and_record(pane: ChatPane, qtbot, question: str, timeout: int = LONG) -> list[object]:
     """Asks through the input box (Enter) and returns what the pane saw, in order, as it happened."""
     events: list[object] = []
     original = pane._ask_event
@@ -74,7 +74,7 @@ def ask_and_record(pane: ChatPane, qtbot, question: str) -> list[object]:
     pane._ask_worker.signals.yielded.disconnect(pane._ask_event)
     pane._ask_worker.signals.yielded.connect(spy)
     assert not pane.send_button.isEnabled() and pane.stop_button.isEnabled()
-    wait_idle(pane, qtbot)
+    wait_idle(pane, qtbot, timeout)
     return events
 
 
