@@ -274,6 +274,9 @@ class MessageListView(QListView):
 
     def layout_complete(self) -> bool:
         """Every row has its place (so every row can be scrolled to and is painted)."""
+        return self._complete
+
+    def _last_row_placed(self) -> bool:
         rows = self.model().rowCount() if self.model() is not None else 0
         return rows == 0 or self.visualRect(self.model().index(rows - 1, 0)).isValid()
 
@@ -306,7 +309,7 @@ class MessageListView(QListView):
             self._check_complete()
 
     def _check_complete(self) -> None:
-        if self._complete or not self.layout_complete():
+        if self._complete or not self._last_row_placed():
             return
         self._complete = True
         anchor, self._anchor = self._anchor, None
