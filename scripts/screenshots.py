@@ -1,8 +1,10 @@
-"""Pictures of the real window on the demo data, for the README (`make screenshots`).
+"""Pictures of the real window, for the README (`make screenshots`).
 
 Starts the app on a fresh data folder, waits for the demo data, asks the demo chat a question and waits
 for the streamed answer, then shows the photo grid (searched when a CLIP model is installed; otherwise
-as a newcomer without CLIP sees it) and saves both windows as PNG files.
+as a newcomer without CLIP sees it) and saves both windows as PNG files. With ../shared beside the
+checkout it then imports a real chat written by other people (chat_qa/dutch_friends), asks it a question
+and a follow-up, and saves the conversation and the chat viewer opened from the top passage.
 """
 
 from __future__ import annotations
@@ -14,6 +16,10 @@ from pathlib import Path
 
 QUESTION = "Who ended up paying for the hotel?"
 PHOTO_QUERY = "a cat"
+REAL_CHAT = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "chat_qa" / "dutch_friends.txt"
+REAL_QUESTIONS = ("What oddly specific meanings did Rens find for two of the words he entered in the word game "
+                  "on 24 January?", "What was the solution of the eight-letter word puzzle on 25 January?",
+                  "And who got it right?")
 
 
 def main(out_dir: str = "docs") -> int:
@@ -64,10 +70,50 @@ def main(out_dir: str = "docs") -> int:
             wait_for(worker.signals.finished)
     settle(2500)  # the visible thumbnails arrive from their pool
     window.grab().save(str(out / "screenshot-photos.png"))
+    written = [out / "screenshot-chat.png", out / "screenshot-photos.png"]
+    if REAL_CHAT.exists():
+        written += real_chat_pictures(window, out, wait_for, settle)
     window.close()
     QThreadPool.globalInstance().waitForDone(-1)
-    print(f"wrote {out / 'screenshot-chat.png'} and {out / 'screenshot-photos.png'}")
+    print("wrote " + ", ".join(map(str, written)))
     return 0
+
+
+def real_chat_pictures(window, out: Path, wait_for, settle) -> list[Path]:
+    """The real chat imported as a drop does it, its questions asked afresh, the viewer at the top passage."""
+    chat = window.chat_pane
+    window.tabs.setCurrentWidget(chat)
+    chat.new_conversation()
+    worker = chat.import_files([REAL_CHAT])
+    if worker is not None:
+        wait_for(worker.signals.finished, 600_000)
+    chat.new_conversation()
+    for question in REAL_QUESTIONS:
+        worker = chat.ask(question)
+        if worker is not None:
+            wait_for(worker.signals.finished)
+    settle(800)
+    passages = [turn for turn in chat.view.turns if turn.kind == "passages"]
+    if passages:  # the follow-up, its passages and its answer
+        chat.view.verticalScrollBar().setValue(max(0, passages[-1].y() - 80))
+    settle(300)
+    conversation = out / "screenshot-real-chat.png"
+    window.grab().save(str(conversation))
+    written = [conversation]
+    if passages:
+        with_viewer = []
+        chat.viewer_opened.connect(with_viewer.append)
+        chat._passage_clicked(passages[0].cards[0].match)
+        if with_viewer:
+            viewer = with_viewer[0]
+            if not viewer.is_loaded:
+                wait_for(viewer.loaded)
+            settle(1500)
+            path = out / "screenshot-real-viewer.png"
+            viewer.grab().save(str(path))
+            viewer.close()
+            written.append(path)
+    return written
 
 
 if __name__ == "__main__":

@@ -59,8 +59,9 @@ FOLLOW_UP_ANCHORS = 2
 HUB_WEIGHT = 0.0
 HUB_NEIGHBOURS = 10
 #: The best this many passages name their answering message: the focus window's messages are compared
-#: with the question one by one (what the person reads first, highlighted and quoted).
-ANSWER_MESSAGE_PASSAGES = 3
+#: with the question one by one (what the person reads first, highlighted and quoted). As many as the window
+#: shows by default, so no card highlights a whole window (about 0.2 s more than three on 2 cores).
+ANSWER_MESSAGE_PASSAGES = 6
 #: Messages either side of the best window that may also be its answering message (a reply often comes
 #: just after the window that asked).
 ANSWER_MARGIN = 0
