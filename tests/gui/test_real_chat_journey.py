@@ -11,6 +11,7 @@ from PySide6.QtCore import QSettings, Qt
 
 from gallery_app.core.chat.chunking import carries_words
 from gallery_app.core.chat.events import Answer
+from gallery_app.ui.chat.pane import CLOSEST_NOTE, PASSAGE_NOTE
 from gallery_app.ui.chat.viewer import ChatViewer
 from gallery_app.ui.main_window import MODELS_OFFERED_KEY, MainWindow
 from gallery_app.ui.services import Services
@@ -34,7 +35,7 @@ def in_view(viewer: ChatViewer, message_id: int) -> bool:
             and viewer.view.currentIndex().row() == row)
 
 
-def open_and_check(window: MainWindow, qtbot, open_it, message_id: int) -> None:
+def open_and_check(window: MainWindow, qtbot, open_it, message_id: int, note: str) -> None:
     """Opens a viewer with ``open_it`` and waits until ``message_id`` is shown, highlighted and in view."""
     chat = window.chat_pane
     with qtbot.waitSignal(chat.viewer_opened, timeout=10_000) as opened:
@@ -43,6 +44,7 @@ def open_and_check(window: MainWindow, qtbot, open_it, message_id: int) -> None:
     qtbot.waitUntil(lambda: viewer.is_loaded, timeout=30_000)
     qtbot.waitUntil(lambda: in_view(viewer, message_id), timeout=10_000)
     assert viewer.model.row_of_message(message_id) in viewer.model.highlighted_rows()
+    assert note in viewer.header.text(), viewer.header.text()  # says what the highlight is
     viewer.close()
 
 
@@ -59,12 +61,13 @@ def check_turn(window: MainWindow, qtbot, events) -> Answer:
     answer_turn = turns(window.chat_pane, "answer")[-1]
     if answer.declined:
         assert answer.closest is not None and "Closest message" in answer_turn.label.text()
-        open_and_check(window, qtbot, lambda: answer_turn._link("closest"), answer.closest.message_id)
+        open_and_check(window, qtbot, lambda: answer_turn._link("closest"), answer.closest.message_id, CLOSEST_NOTE)
     else:
         assert answer.citations and len(answer_turn.sources) == len(answer.citations)
         for number, match in zip(answer.citations, answer.cited_matches):
-            shown = window.chat_pane._card_highlight(match) or match.focus_message_ids
-            open_and_check(window, qtbot, lambda n=number: answer_turn._link(f"cite:{n}"), shown[0])
+            shown = window.chat_pane._card_highlight(match)
+            assert len(shown) == 1, shown  # the one answering message of the cited passage
+            open_and_check(window, qtbot, lambda n=number: answer_turn._link(f"cite:{n}"), shown[0], PASSAGE_NOTE)
     return answer
 
 

@@ -34,6 +34,10 @@ EMPTY_WITH_CHATS = ("Ask anything about your chats — for example “Who ended 
                     "Drop another WhatsApp export (_chat.txt or .zip) here to add it.")
 
 
+#: What the chat viewer's header says of its highlighted message, opened from a passage or a decline.
+PASSAGE_NOTE = "The highlighted message is the one of the passage that answers best."
+CLOSEST_NOTE = "The highlighted message is the closest to your question."
+
 #: A cancel keeps each finished step of an import (messages, photos, embedded batches).
 IMPORT_CANCELLED = "Import cancelled: what it had finished is kept; importing the same file again continues."
 
@@ -401,7 +405,7 @@ class ChatPane(QWidget):
     def _passage_clicked(self, match) -> None:
         """The chat at the passage, its answering messages highlighted as on the passage's card."""
         highlight = self._card_highlight(match) or list(match.focus_message_ids or match.message_ids)
-        self.open_viewer(match.chat_id, highlight, match.chat_title)
+        self.open_viewer(match.chat_id, highlight, match.chat_title, note=PASSAGE_NOTE if len(highlight) == 1 else None)
 
     def _card_highlight(self, match) -> list[int]:
         """What the card of ``match`` highlights (the newest card of that passage; a citation is of the last
@@ -412,7 +416,7 @@ class ChatPane(QWidget):
         return card.highlighted_ids() if card is not None else []
 
     def _message_clicked(self, chat_id: int, message_id: int) -> None:
-        self.open_viewer(chat_id, [message_id])
+        self.open_viewer(chat_id, [message_id], note=CLOSEST_NOTE)
 
     # --- drag and drop --------------------------------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
