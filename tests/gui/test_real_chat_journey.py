@@ -18,7 +18,8 @@ from gallery_app.ui.services import Services
 from gallery_app.ui.settings import Settings
 from tests.conftest import SHARED_FIXTURES
 from tests.gui.test_chat_pane import ask_and_record, turns, wait_idle
-from tests.gui.test_real_chat_window import WORD_GAME, card_lines
+from tests.gui.test_chat_evidence import card_lines
+from tests.gui.test_real_chat_window import WORD_GAME
 
 pytestmark = [pytest.mark.shared_fixtures, pytest.mark.slow]
 

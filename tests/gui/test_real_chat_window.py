@@ -11,7 +11,6 @@ import shutil
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QTextDocumentFragment
 
 from gallery_app.core.chat.chunking import carries_words, is_score_line
 from gallery_app.core.chat.evidence import match_lines
@@ -20,11 +19,11 @@ from gallery_app.core.models.loading import open_text_embedder
 from gallery_app.core.paths import DATABASE_FILENAME
 from gallery_app.core.store import open_store
 from gallery_app.ui.chat import ChatPane
-from gallery_app.ui.chat.conversation import FOCUS_STYLE, PassageCard
 from gallery_app.ui.services import Services
 from gallery_app.ui.settings import Settings
 from tests.chat_helpers import DEMO_CHAT, ScriptedLLM
 from tests.conftest import SHARED_FIXTURES
+from tests.gui.test_chat_evidence import card_lines
 from tests.gui.test_chat_pane import turns, wait_idle
 
 pytestmark = [pytest.mark.shared_fixtures, pytest.mark.slow]
@@ -79,15 +78,6 @@ def ask(pane: ChatPane, qtbot, question: str):
     passages = turns(pane, "passages")
     assert len(passages) == before + 1
     return passages[-1]
-
-
-def card_lines(card: PassageCard) -> tuple[list[str], list[str]]:
-    """(highlighted, other) lines of the card as a person reads them."""
-    highlighted, other = [], []
-    for segment in card.lines.text().split("<br>"):
-        text = QTextDocumentFragment.fromHtml(segment).toPlainText()
-        (highlighted if FOCUS_STYLE in segment else other).append(text)
-    return highlighted, other
 
 
 def test_a_question_about_another_chat_is_not_searched_with_the_one_before(pane, qtbot):
