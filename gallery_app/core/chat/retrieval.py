@@ -65,6 +65,8 @@ ANSWER_MESSAGE_PASSAGES = 6
 #: Messages either side of the best window that may also be its answering message (a reply often comes
 #: just after the window that asked).
 ANSWER_MARGIN = 0
+#: A follow-up's answering message is also judged against the question with the one before it.
+ANSWER_BY_CONTEXT = False
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
 
 
@@ -317,7 +319,7 @@ class ChatRetriever:
         focus_of = [focus.get(int(scored.best_window[position]), []) for position in chosen_positions]
         around = [_around(chunks[chunk_id].message_ids, focus_ids, ANSWER_MARGIN)
                   for chunk_id, focus_ids in zip(chosen, focus_of)]
-        answers = self._answer_messages(queries[0], around[:ANSWER_MESSAGE_PASSAGES])
+        answers = self._answer_messages(queries if ANSWER_BY_CONTEXT else queries[:1], around[:ANSWER_MESSAGE_PASSAGES])
         for number, (position, chunk_id) in enumerate(zip(chosen_positions, chosen)):
             chunk = chunks[chunk_id]
             focus_ids = focus_of[number]
@@ -328,7 +330,7 @@ class ChatRetriever:
                                         answers[number] if number < len(answers) else None))
         return result
 
-    def _answer_messages(self, query: np.ndarray, focus_windows: list[list[int]]) -> list[int | None]:
+    def _answer_messages(self, queries: np.ndarray, focus_windows: list[list[int]]) -> list[int | None]:
         """Per focus window, its message nearest to the question that is not itself a question nor noise.
 
         A window is found because it is about what was asked; which of its four messages answers is a
@@ -345,7 +347,8 @@ class ChatRetriever:
         texts = [f"{m.sender}: {m.text}" for window in candidates for m in window]
         if not texts:
             return [None] * len(focus_windows)
-        similarity = iter((self.embedder.embed_passages(texts) @ query).tolist())
+        # A follow-up's message is judged by the question alone or with the one before, whichever is nearer.
+        similarity = iter((self.embedder.embed_passages(texts) @ queries.T).max(axis=1).tolist())
         chosen: list[int | None] = []
         for window in candidates:
             scored = [(next(similarity), m) for m in window]
