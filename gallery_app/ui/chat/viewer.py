@@ -407,7 +407,8 @@ class ChatViewer(QDialog):
             self.header.setText("This chat is no longer in the library.")
         else:
             marked = len(rows)
-            note = self.note or f"The {marked} highlighted messages are the passage that was found."
+            note = self.note or ("The highlighted message is the one that was found." if marked == 1
+                                 else f"The {marked} highlighted messages are the passage that was found.")
             self.header.setText(f"<b>{escape(self.chat.title)}</b> — "
                                 f"{escape(self.chat.describe().split('(', 1)[-1].rstrip(')'))}"
                                 + (f"<br>{escape(note)}" if marked else ""))
