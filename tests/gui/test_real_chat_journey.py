@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
+from pytestqt.exceptions import TimeoutError
 
 from gallery_app.core.chat.chunking import carries_words
 from gallery_app.core.chat.events import Answer
@@ -47,6 +48,17 @@ def open_and_check(window: MainWindow, qtbot, open_it, message_id: int, note: st
     assert viewer.model.row_of_message(message_id) in viewer.model.highlighted_rows()
     assert note in viewer.header.text(), viewer.header.text()  # says what the highlight is
     viewer.close()
+
+
+def asked(window: MainWindow, qtbot, question: str):
+    """``ask_and_record``, and on a timeout what the answer bubble showed (to tell slow from stuck)."""
+    chat = window.chat_pane
+    try:
+        return ask_and_record(chat, qtbot, question, LONG)
+    except TimeoutError as timeout:
+        answer = turns(chat, "answer")[-1]
+        raise AssertionError(f"{question!r} not finished: status {answer.status.text()!r}, answer so far "
+                             f"{answer.streamed_text()!r}, {len(turns(chat, 'passages'))} passages turns") from timeout
 
 
 def check_turn(window: MainWindow, qtbot, events) -> Answer:
@@ -92,12 +104,12 @@ def test_a_real_chat_in_the_real_window(qtbot):
         assert "1,550 messages" in imported and any("1,550 messages" in str(item) for item in listed), \
             (imported, listed)
 
-        check_turn(window, qtbot, ask_and_record(chat, qtbot, "Who ended up paying for the hotel?", LONG))
-        check_turn(window, qtbot, ask_and_record(chat, qtbot, WORD_GAME, LONG))
+        check_turn(window, qtbot, asked(window, qtbot, "Who ended up paying for the hotel?"))
+        check_turn(window, qtbot, asked(window, qtbot, WORD_GAME))
         assert "searched for" not in turns(chat, "passages")[-1].heading.text()
         puzzle = "What was the solution of the eight-letter word puzzle on 25 January?"
-        check_turn(window, qtbot, ask_and_record(chat, qtbot, puzzle, LONG))
-        check_turn(window, qtbot, ask_and_record(chat, qtbot, "And who got it right?", LONG))
+        check_turn(window, qtbot, asked(window, qtbot, puzzle))
+        check_turn(window, qtbot, asked(window, qtbot, "And who got it right?"))
         follow_up = turns(chat, "passages")[-1]
         assert "searched for" in follow_up.heading.text()
         assert any("Jacuzzi" in card.match.text for card in follow_up.cards[:3])
