@@ -56,7 +56,8 @@ def cmd_parse(args: argparse.Namespace) -> int:
     parsed = parse_chat_text(read_export(Path(args.file)).text)
     for message in parsed.messages:
         print(json.dumps({"ts": message.timestamp.isoformat(), "sender": message.sender, "text": message.text,
-                          "kind": message.kind.value, "attachment": message.attachment, "line": message.line},
+                          "kind": message.kind.value, "attachment": message.attachment, "caption": message.caption,
+                          "line": message.line},
                          ensure_ascii=False))
     print(f"{len(parsed.messages)} messages; date order {parsed.date_order}; "
           f"{len(parsed.skipped_lines)} unreadable lines before the first message", file=sys.stderr)
@@ -148,7 +149,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     if not chats:
         print("No chats imported yet. Import one with: gallery-app-cli chat import _chat.txt")
     for chat in chats:
-        print(f"{chat.id:>4}  {chat.describe()}")
+        print(terminal_text(f"{chat.id:>4}  {chat.describe()}"))  # titles and names are the chat's: never obeyed
     return 0
 
 

@@ -19,13 +19,35 @@ def test_parse_prints_json_lines(capsys):
     out, err = capsys.readouterr()
     rows = [json.loads(line) for line in out.splitlines()]
     assert len(rows) == 432 and "432 messages" in err
-    assert set(rows[0]) == {"ts", "sender", "text", "kind", "attachment", "line"}
+    assert set(rows[0]) == {"ts", "sender", "text", "kind", "attachment", "caption", "line"}
     assert rows[0]["kind"] == "system" and rows[0]["sender"] is None and rows[0]["line"] == 1
     paid = next(r for r in rows if r["text"].startswith("I put the room on my card"))
     assert paid == {"ts": "2024-06-04T09:36:25", "sender": "Daniel", "kind": "text", "attachment": None,
-                    "line": 320, "text": "I put the room on my card, we can sort it out later"}
+                    "caption": None, "line": 320, "text": "I put the room on my card, we can sort it out later"}
     assert any(r["attachment"] == "00000031-PHOTO-2024-06-14-10-22-05.jpg" for r in rows)
     assert {r["kind"] for r in rows} == {"text", "system", "media", "deleted"}
+
+
+def test_parse_json_tells_an_attachments_caption_from_its_file_line(capsys, tmp_path):
+    export = tmp_path / "_chat.txt"
+    export.write_text("[14/06/2024, 10:22:05] Maya: \u200e<attached: 00000031-PHOTO-2024-06-14-10-22-05.jpg>\n"
+                      "[14/06/2024, 10:23:00] Maya: view from the cottage \u200e<attached: 00000032-PHOTO-2024-06-14-10-23-00.jpg>\n",
+                      "utf-8")
+    assert main(["chat", "parse", str(export)]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["attachment"], r["caption"]) for r in rows] == [
+        ("00000031-PHOTO-2024-06-14-10-22-05.jpg", ""), ("00000032-PHOTO-2024-06-14-10-23-00.jpg", "view from the cottage")]
+
+
+def test_chat_list_shows_a_senders_terminal_escapes_instead_of_obeying_them(capsys, tmp_path):
+    hostile = "\x1b]52;c;cHduZWQ=\x07\x1b]0;PWNED\x07\x1b[2J"
+    export = tmp_path / "_chat.txt"
+    export.write_text(f"04/06/2024, 09:30 - Maya: hi\n04/06/2024, 09:31 - {hostile}Bob: hello\n", "utf-8")
+    assert main(["chat", "import", str(export), *EMBEDDER]) == 0
+    capsys.readouterr()
+    assert main(["chat", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "PWNED" in out  # shown, not obeyed
 
 
 def test_import_list_ask_and_repl(capsys, monkeypatch):
