@@ -537,3 +537,40 @@ def test_sha256_of_matches_hashlib(tmp_path, payload):
     path.write_bytes(payload)
 
     assert sha256_of(path, chunk_size=4096) == _sha(payload)
+
+
+class _EndlessChunks(BaseHTTPRequestHandler):
+    """A body with no length that never ends (chunked), as a broken or hostile hub may send."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        block = b"\0" * _SEND_BLOCK
+        try:
+            while True:
+                self.wfile.write(f"{len(block):x}\r\n".encode() + block + b"\r\n")
+        except OSError:
+            pass  # the client hung up: what it should do
+
+
+def test_a_body_without_length_stops_at_the_expected_size_and_nothing_is_kept(tmp_path):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _EndlessChunks)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        dest = tmp_path / "model.onnx"
+        size = 10 * _SEND_BLOCK
+        with pytest.raises(ChecksumMismatch, match="more than"):
+            download_file(f"http://127.0.0.1:{server.server_address[1]}/model.onnx", dest, size=size,
+                          sha256="0" * 64)
+        assert not dest.exists() and not Path(f"{dest}.part").exists()
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -314,6 +314,12 @@ def _stream_body(response: httpx.Response, part: _Part, start: int, total: int, 
         for chunk in response.iter_raw():
             part.add(fh, chunk)
             received += len(chunk)
+            if job.size is not None and part.size > job.size:
+                # A body without a length (chunked) may never end: it would fill the disk.
+                part.remove()
+                raise ChecksumMismatch(
+                    f"The model server sent more than the {job.size:,} bytes {job.name} has, so it was not "
+                    "downloaded.", hint="The server may be misconfigured; try again later or choose a local file.")
             job.progress.update(part.size, total)
             _check_cancel(job)
     if expected is not None and received < expected:
