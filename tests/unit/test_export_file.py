@@ -15,6 +15,7 @@ from gallery_app.core.chat.export_file import (
     ChatExport,
     ChatFileError,
     ExportMedia,
+    MemberRefused,
     decode_chat_bytes,
     read_export,
     safe_extract_member,
@@ -492,3 +493,21 @@ def test_a_safe_member_wins_over_an_unsafe_one_of_the_same_name(tmp_path: Path):
     path = make_zip(tmp_path / "two.zip", {"_chat.txt": CHAT, "..\\..\\IMG-1.jpg": b"evil", "media/IMG-1.jpg": b"real"})
     with ExportMedia(read_export(path)) as media:
         assert media.read(media.find("IMG-1.jpg")) == b"real"
+
+
+def test_an_unpacked_exports_link_to_a_file_outside_it_is_refused_with_its_reason(tmp_path: Path):
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "secret.jpg").write_bytes(b"\xff\xd8\xff secret")
+    export = tmp_path / "export"
+    export.mkdir()
+    (export / "_chat.txt").write_text("04/06/2024, 09:30 - Maya: outside.jpg (file attached)\n"
+                                      "04/06/2024, 09:31 - Maya: inside.jpg (file attached)\n", "utf-8")
+    (export / "outside.jpg").symlink_to(Path("..") / "private" / "secret.jpg")
+    (export / "inside.jpg").write_bytes(b"\xff\xd8\xff mine")
+    (export / "also_inside.jpg").symlink_to("inside.jpg")  # a link inside the export is the export's
+    with ExportMedia(read_export(export)) as media:
+        with pytest.raises(MemberRefused, match="a link to a file outside the export"):
+            media.read(media.find("outside.jpg"))
+        assert media.read(media.find("inside.jpg")) == b"\xff\xd8\xff mine"
+        assert media.read(media.find("also_inside.jpg")) == b"\xff\xd8\xff mine"

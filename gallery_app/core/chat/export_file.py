@@ -397,8 +397,12 @@ class ExportMedia:
     def read(self, member: str) -> bytes:
         if self._zip is not None:
             return self._read_zip_member(member)
-        path = Path(self.export.source).parent / member
+        folder = Path(self.export.source).parent
+        path = folder / member
         try:
+            # A hand-unpacked hostile .zip restores links: "outside.jpg -> ../private/secret.jpg" is not the export's.
+            if not path.resolve().is_relative_to(folder.resolve()):
+                raise MemberRefused(member, "it is a link to a file outside the export")
             size = path.stat().st_size
             if size > self.max_bytes:
                 raise MemberRefused(member, _over_the_cap(size, self.max_bytes))
