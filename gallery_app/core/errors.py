@@ -31,6 +31,10 @@ class StoreUnwritable(StoreError):
     """The data folder or the database file cannot be written (permissions, a read-only disk)."""
 
 
+class StoreFull(StoreError):
+    """The disk holding the database is full: the write that met it was rolled back, nothing else changed."""
+
+
 class VectorModelMismatch(StoreError):
     """A vector from one model was offered to a table made by another (or has the wrong size)."""
 

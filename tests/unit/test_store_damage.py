@@ -123,3 +123,36 @@ def test_a_database_path_that_is_a_folder_is_named(app_dirs):
     (paths.data_dir() / paths.DATABASE_FILENAME).mkdir()
     with pytest.raises(StoreUnwritable, match="is a folder, not a file"):
         open_store()
+
+
+def test_a_full_disk_mid_import_is_said_plainly_and_the_library_is_as_it_was(tmp_path, monkeypatch, capsys):
+    """SQLite's page limit gives the same "database or disk is full" a full disk gives (seen on an 8 MB tmpfs)."""
+    from gallery_app.cli import main
+    from gallery_app.core import store as store_package
+
+    conn = open_store()
+    before = (conn.execute("SELECT count(*) FROM messages").fetchone()[0], len(list_chats(conn)))
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.close()
+    real_open = store_package.open_store
+
+    def nearly_full(*args, **kwargs):
+        opened = real_open(*args, **kwargs)
+        opened.execute(f"PRAGMA max_page_count = {pages + 2}")  # room for almost nothing more
+        return opened
+
+    monkeypatch.setattr(store_package, "open_store", nearly_full)
+    code = main(["chat", "import", str(DEMO_CHAT), "--embedder", "all-minilm-l6-v2-int8"])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err
+    assert "is full" in err and "as it was before" in err and "Free some space" in err, err
+    with pytest.raises(apsw.Error, match="full") as full:
+        conn = nearly_full()
+        try:
+            import_chat(conn, DEMO_CHAT, HashEmbedder())
+        finally:
+            conn.close()
+    assert "is full" in str(store_failure(full.value, paths.database_path()))
+    conn = open_store()
+    assert (conn.execute("SELECT count(*) FROM messages").fetchone()[0], len(list_chats(conn))) == before
+    conn.close()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import apsw
 
-from gallery_app.core.errors import StoreDamaged, StoreError, StoreUnwritable
+from gallery_app.core.errors import StoreDamaged, StoreError, StoreFull, StoreUnwritable
 from gallery_app.core.paths import NEW_DATA_FOLDER, make_data_folder
 from gallery_app.core.store.fastsearch import cache
 from gallery_app.core.store.transactions import retry_while_busy
@@ -97,6 +97,13 @@ def store_failure(exc: BaseException, path: Path | str) -> StoreError | None:
         return _damaged(path, f"is damaged ({exc})")
     if isinstance(exc, (apsw.ReadOnlyError, apsw.CantOpenError, apsw.PermissionsError)):
         return _unwritable(path, str(exc))
+    # sqlite-vec reports a full disk met while making its tables as a plain SQL error with SQLite's words.
+    if isinstance(exc, apsw.FullError) or (isinstance(exc, apsw.Error) and "database or disk is full" in str(exc)):
+        folder = Path(path).parent
+        return StoreFull(f"The disk holding {folder} is full, so {Path(path).name} could not grow: what was being "
+                         "saved was undone, and the library is as it was before.",
+                         hint="Free some space on that disk (or move the data folder to a larger one: Settings, "
+                              "GALLERY_APP_DATA_DIR), then run the same import or command again.")
     return None
 
 
