@@ -318,8 +318,8 @@ class ChatRetriever:
         titles = chat_titles(self.conn)
         focus_of = [focus.get(int(scored.best_window[position]), []) for position in chosen_positions]
         around = [_around(chunks[chunk_id].message_ids, focus_ids, ANSWER_MARGIN)
-                  for chunk_id, focus_ids in zip(chosen, focus_of)]
-        answers = self._answer_messages(queries if ANSWER_BY_CONTEXT else queries[:1], around[:ANSWER_MESSAGE_PASSAGES])
+                  for chunk_id, focus_ids in zip(chosen[:ANSWER_MESSAGE_PASSAGES], focus_of)]
+        answers = self._answer_messages(queries if ANSWER_BY_CONTEXT else queries[:1], around)
         for number, (position, chunk_id) in enumerate(zip(chosen_positions, chosen)):
             chunk = chunks[chunk_id]
             focus_ids = focus_of[number]
