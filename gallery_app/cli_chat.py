@@ -61,6 +61,10 @@ def cmd_parse(args: argparse.Namespace) -> int:
                          ensure_ascii=False))
     print(f"{len(parsed.messages)} messages; date order {parsed.date_order}; "
           f"{len(parsed.skipped_lines)} unreadable lines before the first message", file=sys.stderr)
+    if parsed.messages:
+        print(terminal_text(f"date order {parsed.date_order} because {parsed.date_order_reason}"), file=sys.stderr)
+    for line, text, why in parsed.date_conflicts:
+        print(terminal_text(f"line {line}: {text[:80]} — {why}"), file=sys.stderr)
     return 0
 
 

@@ -39,6 +39,22 @@ def test_parse_json_tells_an_attachments_caption_from_its_file_line(capsys, tmp_
         ("00000031-PHOTO-2024-06-14-10-22-05.jpg", ""), ("00000032-PHOTO-2024-06-14-10-23-00.jpg", "view from the cottage")]
 
 
+def test_parse_says_which_date_order_it_chose_and_why_and_reports_contradictions(capsys, tmp_path):
+    export = tmp_path / "_chat.txt"
+    export.write_text("12/9/20, 10:00 PM - Bob: hi\n12/9/20, 10:01 PM - Ann: <Media omitted>\n"
+                      "12/9/20, 10:02 PM - Ann: ok\n", "utf-8")
+    assert main(["chat", "parse", str(export)]) == 0
+    err = capsys.readouterr().err
+    assert "date order MDY because no date in the file tells day from month; the export is in English" in err
+    export.write_text("2/1/20, 10:00 - Bob: hi\n3/1/20, 10:01 - Ann: ok\n4/1/20, 10:01 - Ann: ok\n"
+                      "5/1/20, 10:01 - Ann: ok\n3/13/20, 10:00 - Bob: read month first only\n", "utf-8")
+    assert main(["chat", "parse", str(export)]) == 0
+    err = capsys.readouterr().err
+    assert "4 messages; date order DMY" in err
+    assert ("line 5: 3/13/20, 10:00 - Bob: read month first only — not a date read day first, as the file's "
+            "other dates are; kept as text of the message above") in err
+
+
 def test_chat_list_shows_a_senders_terminal_escapes_instead_of_obeying_them(capsys, tmp_path):
     hostile = "\x1b]52;c;cHduZWQ=\x07\x1b]0;PWNED\x07\x1b[2J"
     export = tmp_path / "_chat.txt"

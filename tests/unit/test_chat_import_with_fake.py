@@ -228,6 +228,16 @@ def test_a_chat_of_only_system_lines_is_described_without_an_empty_date_span(sto
     assert summary.describe() == "Imported “Quiet”: 3 WhatsApp notices."
 
 
+def test_an_import_reports_a_line_whose_date_contradicts_the_files_order(store, tmp_path):
+    odd = write_chat(tmp_path / "odd", [
+        "2/1/20, 10:00 - Bob: hi", "3/1/20, 10:01 - Ann: ok", "4/1/20, 10:01 - Ann: ok", "5/1/20, 10:01 - Ann: ok",
+        "3/13/20, 10:00 - Bob: read month first only",
+    ])
+    summary = import_chat(store, odd, WordHashEmbedder())
+    assert summary.describe().endswith("1 line with a date that contradicts the file's other dates kept as text of "
+                                       "the message above (line 5).")
+
+
 def test_media_placeholders_and_call_notices_are_kept_out_of_what_is_searched(store, tmp_path):
     # Older iOS writes "<‎image omitted>" with a direction mark inside the brackets; Android writes call
     # notices as the caller's message. Runs of them were the top hit for unrelated questions (issue 21).

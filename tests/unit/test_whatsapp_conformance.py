@@ -210,3 +210,97 @@ def test_headers_with_and_without_seconds_in_one_file():
         datetime(2024, 4, 3, 18, 22, 5), datetime(2024, 4, 3, 18, 23), datetime(2024, 4, 3, 18, 24),
         datetime(2024, 4, 3, 18, 25, 59), datetime(2024, 4, 13, 18, 26)]
     assert [m.sender for m in chat.messages] == ["Maya", "Maya", "Lukas", "Lukas", "Maya"]
+
+
+# --------------------------------------------------------------------------------------------
+# A 12-hour marker after an hour already written on a 24-hour clock
+# --------------------------------------------------------------------------------------------
+
+
+def test_a_marker_after_a_24_hour_time_says_nothing():
+    # Some Android versions write "PM" after 13–23 o'clock; the line used to become text of the
+    # message above it, and so did every later one in that form.
+    chat = parse_chat_text("1/29/18, 9:15 PM - Bob: before\n1/29/18, 23:59 PM - Bob: late one\n"
+                           "1/30/18, 0:01 AM - Ann: just after midnight\n1/30/18, 13:05 PM - Ann: lunch\n")
+    assert [(m.timestamp, m.sender, m.text) for m in chat.messages] == [
+        (datetime(2018, 1, 29, 21, 15), "Bob", "before"), (datetime(2018, 1, 29, 23, 59), "Bob", "late one"),
+        (datetime(2018, 1, 30, 0, 1), "Ann", "just after midnight"), (datetime(2018, 1, 30, 13, 5), "Ann", "lunch")]
+
+
+def test_a_24_hour_time_then_a_name_that_starts_like_a_marker_keeps_the_name():
+    chat = parse_chat_text("03.04.24, 21:25 - Maya: x\n03.04.24, 21:26 Am Wasser: y\n")
+    assert chat.messages[0].sender == "Maya"
+    assert parse_chat_text("[03.04.24, 21:25:00 PM] Maya: x").messages[0].timestamp == datetime(2024, 4, 3, 21, 25)
+
+
+# --------------------------------------------------------------------------------------------
+# Date, dash, time, semicolon (the layout R's rwhatsapp reads)
+# --------------------------------------------------------------------------------------------
+
+
+def test_date_dash_time_semicolon_layout():
+    chat = parse_chat_text("12.07.2017 - 22:35:22; Ana: Hallo\n12.07.2017 - 22:36:01; Ben: Hi du\nzweite Zeile\n"
+                           "13.07.2017 - 08:00:00; Ana: Morgen: 8 Uhr\n")
+    assert [(m.timestamp, m.sender, m.text) for m in chat.messages] == [
+        (datetime(2017, 7, 12, 22, 35, 22), "Ana", "Hallo"), (datetime(2017, 7, 12, 22, 36, 1), "Ben", "Hi du\nzweite Zeile"),
+        (datetime(2017, 7, 13, 8, 0), "Ana", "Morgen: 8 Uhr")]
+    assert chat.skipped_lines == []
+
+
+# --------------------------------------------------------------------------------------------
+# Day first or month first when no single date can tell: every header, then WhatsApp's own words
+# --------------------------------------------------------------------------------------------
+
+AMBIGUOUS = "12/9/20, 10:00 PM - Bob: hi\n12/9/20, 10:01 PM - Ann: {line}\n"
+
+
+@pytest.mark.parametrize("line, order, because", [
+    ("<Media omitted>", "MDY", 'English (WhatsApp\'s "<Media omitted>")'),
+    ("This message was deleted", "MDY", "US English layout"),
+    ("<Medien ausgeschlossen>", "DMY", "German"),
+    ("<Multimedia omitido>", "DMY", "Spanish"),
+    ("<Médias omis>", "DMY", "French"),
+    ("Mensagem apagada", "DMY", "Portuguese"),
+    ("<Media weggelaten>", "DMY", "Dutch"),
+    ("see you", "DMY", "WhatsApp's own words are not in it"),
+])
+def test_an_undecided_file_goes_by_the_language_whatsapp_wrote_it_in(line: str, order: str, because: str):
+    chat = parse_chat_text(AMBIGUOUS.format(line=line))
+    assert chat.date_order == order
+    assert because in chat.date_order_reason and "no date in the file tells day from month" in chat.date_order_reason
+
+
+def test_the_encryption_notice_names_the_language_before_anything_a_person_typed():
+    chat = parse_chat_text("12/9/20, 10:00 PM - Die Nachrichten und Anrufe sind Ende-zu-Ende-verschlüsselt.\n"
+                           "12/9/20, 10:01 PM - Ann: <Media omitted> lol\n12/9/20, 10:02 PM - Bob: image omitted\n")
+    assert chat.date_order == "DMY" and "German (its encryption notice" in chat.date_order_reason
+
+
+def test_spanish_clock_words_rule_out_the_us_reading():
+    chat = parse_chat_text("12/9/20, 10:00 p. m. - Bob: hola\n12/9/20, 10:01 p. m. - Ann: <Media omitted>\n")
+    assert chat.date_order == "DMY" and '"p. m."' in chat.date_order_reason
+
+
+@pytest.mark.parametrize("text, order, because", [
+    ("13/9/20, 10:00 - Bob: hi\n1/10/20, 10:01 - Ann: ok\n", "DMY", '"13/9/20" on line 1 is a date only read day first'),
+    ("9/1/20, 10:00 - Bob: hi\n9/13/20, 10:00 - Bob: later\n9/14/20, 10:00 - Bob: later\n", "MDY",
+     '"9/13/20" on line 2 is a date only read month first'),
+    ("1/2/20, 10:00 - Bob: a\n1/3/20, 10:00 - Bob: b\n1/4/20, 10:00 - Bob: c\n2/1/20, 10:00 - Bob: d\n"
+     "2/2/20, 10:00 - Bob: e\n", "MDY", "in time order only read month first"),
+])
+def test_the_reason_for_the_order_names_its_evidence(text: str, order: str, because: str):
+    chat = parse_chat_text(text)
+    assert chat.date_order == order and because in chat.date_order_reason, chat.date_order_reason
+
+
+def test_a_later_date_that_contradicts_the_choice_is_reported_not_swallowed():
+    text = ("2/1/20, 10:00 - Bob: hi\n3/1/20, 10:01 - Ann: ok\n4/1/20, 10:01 - Ann: ok\n5/1/20, 10:01 - Ann: ok\n"
+            "3/13/20, 10:00 - Bob: read month first only\n")
+    chat = parse_chat_text(text)
+    assert chat.date_order == "DMY"
+    assert len(chat.messages) == 4 and chat.messages[-1].text.endswith("3/13/20, 10:00 - Bob: read month first only")
+    assert chat.date_conflicts == [(5, "3/13/20, 10:00 - Bob: read month first only",
+                                    "not a date read day first, as the file's other dates are; kept as text of the "
+                                    "message above")]
+    # A line in another layout (pasted from elsewhere) or an impossible date in every order is not a conflict.
+    assert parse_chat_text("2/1/20, 10:00 - Bob: hi\n[31/31/20, 10:00:00] X: y\n").date_conflicts == []

@@ -19,7 +19,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
 
@@ -87,6 +87,8 @@ class ImportSummary:
     #: where the chat list counts them.
     notices_added: int = 0
     notices_in_file: int = 0
+    #: Lines that look like a header but whose date contradicts the file's date order (``ParsedChat.date_conflicts``).
+    date_conflicts: list[tuple[int, str, str]] = field(default_factory=list)
 
     def _added(self, new: str = "") -> str:
         """The people's messages added, as the chat list counts them, and WhatsApp's notices apart."""
@@ -113,6 +115,12 @@ class ImportSummary:
             details.append(f"{self.media_placeholders} media not included in the export")
         if self.skipped_lines:
             details.append(f"{self.skipped_lines} lines before the first message could not be read")
+        if self.date_conflicts:
+            lines = ", ".join(str(line) for line, _text, _why in self.date_conflicts[:5])
+            more = "…" if len(self.date_conflicts) > 5 else ""
+            count = len(self.date_conflicts)
+            details.append(f"{count} line{'' if count == 1 else 's'} with a date that contradicts the file's other "
+                           f"dates kept as text of the message above (line {lines}{more})")
         text = head + (" " + "; ".join(details) + "." if details else "")
         photos = self.photos.describe() if self.photos else ""
         return text + (" " + photos if photos else "")
@@ -247,6 +255,7 @@ def import_chat(conn: apsw.Connection, source: Path | ChatExport, embedder: Text
         notices_added=sum(m.kind is MessageKind.SYSTEM for _key, m in plan.fresh),
         notices_in_file=sum(m.kind is MessageKind.SYSTEM for m in messages),
         windows_added=embedded, estimate=estimates[0] if estimates else None, photos=photos if photos.found else None,
+        date_conflicts=parsed.date_conflicts,
     )
 
 

@@ -42,6 +42,11 @@ class ParsedChat:
     skipped_lines: list[tuple[int, str]] = field(default_factory=list)
     #: "DMY", "MDY" or "YMD": the date order decided for the whole file.
     date_order: str = "DMY"
+    #: Why that order, for a person ("\"13/9/20\" on line 4 is a date only read day first").
+    date_order_reason: str = ""
+    #: Headers (1-based line, the line, why) whose date is impossible in that order but possible in
+    #: another: kept as text of the message above, as any non-header line, and reported, not swallowed.
+    date_conflicts: list[tuple[int, str, str]] = field(default_factory=list)
 
     @property
     def attachments(self) -> list[str]:

@@ -38,6 +38,7 @@ from itertools import groupby
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime
 
+from gallery_app.core.chat.export_language import export_language
 from gallery_app.core.chat.messages import Message, MessageKind, ParsedChat
 
 __all__ = ["parse_chat_text", "clean_text", "header_prefix", "is_placeholder", "attachment_caption"]
@@ -67,8 +68,9 @@ def clean_text(text: str) -> str:
 # Day, month and year in some order; "13. 6. 2018." and "2018. 6. 13." have a space after the
 # separator and a final dot. The third field is missing in old Android exports ("12/31, 10:00").
 _DATE = r"(?P<d1>\d{1,4})(?P<sep>[./-])\s?(?P<d2>\d{1,4})(?:(?P=sep)\s?(?P<d3>\d{1,4}))?\.?"
-# Between date and time: a comma (Arabic comma too), a word ("klo", "à", "um" …) or just spaces.
-_CONNECTOR = r"\s*[,،]\s*|\s+(?:klo|kl\.|à|a las|às|alle|um|at|om|в|г\.,?)\s+|\s+"
+# Between date and time: a comma (Arabic comma too), a word ("klo", "à", "um" …), a dash (the
+# "12.07.2017 - 22:35:22; Ana: text" layout R's rwhatsapp reads) or just spaces.
+_CONNECTOR = r"\s*[,،]\s*|\s+(?:klo|kl\.|à|a las|às|alle|um|at|om|в|г\.,?)\s+|\s+-\s+|\s+"
 # AM/PM words, in any locale's spelling, before the time (CJK, Korean, Hungarian, Turkish, Arabic
 # browser exports …) or after it (everything else). Keys are the words without dots and spaces,
 # lower-cased, so "P.M.", "p. m." and "pm" are one entry (see `_marker`).
@@ -101,8 +103,9 @@ _TIME = (
     rf"(?:\s?(?P<post>{_MARKER}))?"
 )
 # After the time: "] " when the header opened with "[", otherwise " - " (or an EN/EM DASH),
-# ": " (old iOS, some Finnish exports) or plain spaces (some Hungarian/Croatian exports).
-_TAIL = r"(?P<tail>(?(br)\s*\]\s*|(?:\s*[-–—]\s+|:\s+|\s+)))"
+# ": " (old iOS, some Finnish exports), "; " (after a dash-joined date and time) or plain spaces
+# (some Hungarian/Croatian exports).
+_TAIL = r"(?P<tail>(?(br)\s*\]\s*|(?:\s*[-–—]\s+|:\s+|;\s+|\s+)))"
 
 _HEADER = re.compile(rf"(?P<br>\[)?\s*{_DATE}(?P<conn>{_CONNECTOR}){_TIME}{_TAIL}")
 _HEADER_TIME_FIRST = re.compile(rf"(?P<br>\[)?\s*{_TIME}(?P<conn>\s*[,،]\s*|\s+){_DATE}{_TAIL}")
@@ -261,14 +264,6 @@ _MAX_FILE_NAME = 255
 #: iOS' counter before a file's own name ("00000021-Trip budget.pdf").
 _IOS_COUNTER = re.compile(r"\d+-")
 
-#: Wording that only an English-language export contains: used to break a day/month tie.
-_ENGLISH_EXPORT = re.compile(
-    r"end-to-end encrypt|<Media omitted>|\b(?:image|video|audio|sticker|GIF|document) omitted\b"
-    r"|This message was deleted|You deleted this message|\(file attached\)|<attached: | created group "
-    r"|joined using this group's invite link|changed the subject|changed this group's icon|You were added\b"
-    r"|security code (?:with .+ )?changed"
-)
-
 # ---------------------------------------------------------------------------------------------
 # Pass 1: header candidates
 # ---------------------------------------------------------------------------------------------
@@ -336,20 +331,21 @@ def _match_header(index: int, line: str) -> _Header | None:
         year_at = lengths.index(4) if 4 in lengths else -1
     hour, minute, second = int(h), int(mi), int(sec) if sec else 0
     rest_start = m.end()
-    if post and hour > 12 and not time_first and not br and m.start("post") > m.end("mi"):
-        # "21:25 de Vries: hi" is a 24-hour clock and a name that starts like Hungarian "de.".
+    if post and hour > 12 and not time_first and not br and m.start("post") > m.end("mi") and tail.isspace():
+        # "21:25 de Vries: hi" is a 24-hour clock and a name that starts like Hungarian "de."
+        # ("23:59 PM - Bob: hi" is not: the marker is followed by the header's own dash).
         post, tail, rest_start = None, " ", m.start("post")
     if pre and post:
         return None  # one clock has one marker
     marker = _marker(pre or post) if pre or post else None
-    if marker is not None:
-        if hour > 12:
-            return None
+    if marker is not None and hour <= 12:
+        # An hour past 12 is already on a 24-hour clock: some exports still write the marker after it
+        # ("23:59 PM"), which then says nothing.
         hour = hour % 12 + (12 if marker == "pm" else 0)
     if hour > 23 or minute > 59 or second > 59:
         return None
     shape = _interned((sep, len(lengths), year_at))
-    tail_kind = "]" if br else ":" if ":" in tail else " " if tail.isspace() else "-"
+    tail_kind = "]" if br else ":" if ":" in tail else ";" if ";" in tail else " " if tail.isspace() else "-"
     layout = _interned((tail_kind, time_first, shape))
     unpadded = lengths[0] == 1 or lengths[1] == 1
     dotted = bool(post) and "." in post and post[0] in "AaPp"
@@ -425,8 +421,9 @@ def _backward_steps(runs: Iterable[_Fields], order: str) -> int:
     return steps
 
 
-def _decide_order(headers: Sequence[_Header], english: Callable[[], bool]) -> tuple[str, str]:
-    """(order, how) for the headers of one date shape; how is "numbers", "ordering" or "guess".
+def _decide_order(headers: Sequence[_Header], language: Callable[[], tuple[str, str] | None]) -> tuple[str, str, str]:
+    """(order, how, why) for the headers of one date shape; how is "numbers", "ordering" or "guess",
+    why a sentence for a person (``ParsedChat.date_order_reason``).
 
     1. Numbers: the order under which most dates are possible (a first field above 12 can only
        be a day). Counting rather than eliminating, and believing a lead of a single date only
@@ -444,21 +441,40 @@ def _decide_order(headers: Sequence[_Header], english: Callable[[], bool]) -> tu
         # A two-digit first field is a year only when neither day-first nor month-first can be right.
         rival = max(("DMY", "MDY"), key=counts.get)
         if counts["YMD"] > counts[rival] and _believed("YMD", rival, counts, runs):
-            return "YMD", "numbers"
+            return "YMD", "numbers", _only_reading(headers, "YMD", rival)
         del counts["YMD"]
     best = max(counts.values())
     tied = [o for o in counts if counts[o] == best]
     if len(tied) == 1:
         rival = max((o for o in counts if o != tied[0]), key=counts.get)
         if _believed(tied[0], rival, counts, runs):
-            return tied[0], "numbers"
+            return tied[0], "numbers", _only_reading(headers, tied[0], rival)
         tied.append(rival)
     both = [f for f in runs if all(_valid(_ymd(o, *f)) for o in tied)]
     steps = {o: _backward_steps(both, o) for o in tied}
     fewest = min(steps.values())
     if list(steps.values()).count(fewest) == 1:
-        return min(steps, key=steps.get), "ordering"
-    return _guess(tied, headers, english), "guess"
+        order = min(steps, key=steps.get)
+        rival = max(steps, key=steps.get)
+        return order, "ordering", (f"the messages are in time order only read {_READING[order]} (read "
+                                   f"{_READING[rival]}, the date goes back {steps[rival]} times)")
+    order, why = _guess(tied, headers, language)
+    return order, "guess", why
+
+
+#: How a person says each order.
+_READING = {"DMY": "day first", "MDY": "month first", "YMD": "year first", "YDM": "year first, then the day",
+            "MYD": "month, year, day", "DYM": "day, year, month", "DM": "day first", "MD": "month first"}
+
+
+def _only_reading(headers: Sequence[_Header], order: str, rival: str) -> str:
+    """Why the numbers chose `order`: the first date that can only be read that way."""
+    for h in headers:
+        if _valid(_ymd(order, h.a, h.b, h.c)) and not _valid(_ymd(rival, h.a, h.b, h.c)):
+            sep = h.shape[0]
+            written = sep.join(str(n) for n in (h.a, h.b, h.c) if n is not None)
+            return f"\"{written}\" on line {h.index + 1} is a date only read {_READING[order]}"
+    return f"more dates are possible read {_READING[order]} than {_READING[rival]}"
 
 
 def _believed(best: str, rival: str, counts: dict[str, int], runs: list[_Fields]) -> bool:
@@ -478,49 +494,68 @@ def _believed(best: str, rival: str, counts: dict[str, int], runs: list[_Fields]
     return steps(best) <= steps(rival)
 
 
-def _guess(tied: list[str], headers: Sequence[_Header], english: Callable[[], bool]) -> str:
-    """The likelier order when the numbers and the ordering cannot tell.
+def _guess(tied: list[str], headers: Sequence[_Header],
+           language: Callable[[], tuple[str, str] | None]) -> tuple[str, str]:
+    """(order, why): the likelier order when the numbers and the ordering cannot tell.
 
     Day first is the rule (most of the world writes it), with one exception: an English-language
-    export with unpadded slash dates and a two-digit year ("2/11/19") is the shape WhatsApp
-    writes for en_US, month first. A Spanish-style "p. m." marker rules that out.
+    export (``export_language``: WhatsApp's own words in it) with unpadded slash dates and a
+    two-digit year ("2/11/19") is the shape WhatsApp writes for en_US, month first. A
+    Spanish-style "p. m." marker rules that out.
     """
+    undecided = "no date in the file tells day from month"
     if "YMD" in tied:
-        return "YMD"
+        return "YMD", f"{undecided}; a two-digit first field is read as the year"
     if "MYD" in tied:
-        return "MYD"
+        return "MYD", f"{undecided}; read month, year, day"
     sep, fields, year_at = headers[0].shape
+    day_first = "DM" if fields == 2 else "DMY"
+    if any(h.dotted for h in headers):
+        return day_first, f"{undecided}; the clock says \"p. m.\", written by Spanish-language phones, which put the day first"
+    found = language()
     us_shape = sep == "/" and year_at == -1 and any(h.unpadded for h in headers)
-    if us_shape and not any(h.dotted for h in headers) and english():
-        return "MD" if fields == 2 else "MDY"
-    return "DM" if fields == 2 else "DMY"
+    if found is None:
+        return day_first, f"{undecided} and WhatsApp's own words are not in it; day first, as most of the world writes"
+    name, evidence = found
+    if name == "English" and us_shape:
+        return ("MD" if fields == 2 else "MDY"), (
+            f"{undecided}; the export is in English ({evidence}) with dates written like 2/11/19, WhatsApp's"
+            " US English layout, which puts the month first")
+    if name == "English":
+        return day_first, (f"{undecided}; the export is in English ({evidence}) but its dates are not written"
+                           " the US way (2/11/19), so day first")
+    return day_first, f"{undecided}; the export is in {name} ({evidence}), which puts the day first"
 
 
-def _assign_orders(candidates: list[_Header], rests: Iterable[str]) -> dict[tuple, str]:
+def _assign_orders(candidates: list[_Header], rests: Iterable[str]) -> dict[tuple, tuple[str, str]]:
+    """(order, why) per date shape."""
     by_shape: dict[tuple, list[_Header]] = {}
     for h in candidates:
         by_shape.setdefault(h.shape, []).append(h)
-    english_cache: list[bool] = []
+    language_cache: list[tuple[str, str] | None] = []
 
-    def english() -> bool:  # searched once, and only if a guess is needed
-        if not english_cache:
-            english_cache.append(any(_ENGLISH_EXPORT.search(rest) for rest in rests))
-        return english_cache[0]
+    def language() -> tuple[str, str] | None:  # searched once, and only if a guess is needed
+        if not language_cache:
+            language_cache.append(export_language(rests))
+        return language_cache[0]
 
-    decided = {shape: _decide_order(headers, english) for shape, headers in by_shape.items()}
+    decided = {shape: _decide_order(headers, language) for shape, headers in by_shape.items()}
     # A shape that gave no evidence of its own follows a shape with the same separator that did
     # ("[1.2.2019, …]" in a file of "[19.04.19, …]" headers is day first as well).
-    result: dict[tuple, str] = {}
-    for shape, (order, how) in decided.items():
+    result: dict[tuple, tuple[str, str]] = {}
+    for shape, (order, how, why) in decided.items():
         if how == "guess":
-            sure = [(len(by_shape[s]), decided[s][0]) for s in decided
+            sure = [(len(by_shape[s]), decided[s][0], decided[s][2]) for s in decided
                     if s[0] == shape[0] and decided[s][1] != "guess"]
             if sure:
-                day_first = _DAY_FIRST[max(sure)[1]]
-                order = next((o for o in _ORDERS[(shape[1], shape[2])] if _DAY_FIRST[o] == day_first
-                              and _count_valid(Counter((h.a, h.b, h.c) for h in by_shape[shape]), o)
-                              == len(by_shape[shape])), order)
-        result[shape] = order
+                _, sure_order, sure_why = max(sure)
+                day_first = _DAY_FIRST[sure_order]
+                followed = next((o for o in _ORDERS[(shape[1], shape[2])] if _DAY_FIRST[o] == day_first
+                                 and _count_valid(Counter((h.a, h.b, h.c) for h in by_shape[shape]), o)
+                                 == len(by_shape[shape])), None)
+                if followed is not None:
+                    order, why = followed, f"like the file's other dates: {sure_why}"
+        result[shape] = (order, why)
     return result
 
 
@@ -845,12 +880,15 @@ def parse_chat_text(text: str, *, today: date | None = None) -> ParsedChat:
     rests = (cleaned_line(h.index)[h.rest_start:] for h in candidates)
     orders = _assign_orders(candidates, rests) if candidates else {}
     read: dict[tuple, tuple | None] = {}  # one reading per distinct date and shape
+    contradicting: list[_Header] = []  # impossible in the file's order, possible in another
     for h in candidates:
         key = (h.shape, h.a, h.b, h.c)
         if key not in read:
-            ymd = _ymd(orders[h.shape], h.a, h.b, h.c)
+            ymd = _ymd(orders[h.shape][0], h.a, h.b, h.c)
             read[key] = ymd if _valid(ymd) else None
         h.ymd = read[key]
+        if h.ymd is None and any(_valid(_ymd(o, h.a, h.b, h.c)) for o in _ORDERS[(h.shape[1], h.shape[2])]):
+            contradicting.append(h)
     del read
     _fill_years(candidates, today or date.today())
     for h in candidates:
@@ -862,7 +900,12 @@ def parse_chat_text(text: str, *, today: date | None = None) -> ParsedChat:
     result = ParsedChat()
     if accepted:
         usual = Counter(h.layout for h in accepted).most_common(1)[0][0]
-        result.date_order = _REPORTED[orders[usual[2]]]
+        result.date_order = _REPORTED[orders[usual[2]][0]]
+        result.date_order_reason = orders[usual[2]][1]
+        result.date_conflicts = [
+            (h.index + 1, raw_line(h.index), f"not a date read {_READING[orders[h.shape][0]]}, as the file's other "
+             "dates are; kept as text of the message above")
+            for h in contradicting if h.layout[:2] == usual[:2] and h.index > accepted[0].index]
 
     first_header = accepted[0].index if accepted else len(starts)
     result.skipped_lines = [(i + 1, line) for i in range(first_header) if (line := raw_line(i)).strip()]
