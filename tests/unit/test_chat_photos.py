@@ -267,3 +267,84 @@ def test_a_copys_name_keeps_only_characters_every_file_system_takes(conn, tmp_pa
     assert summary.photos.added == 1
     (photo,) = list_photos(conn)
     assert photo.name == "Sunset_ _Bay__.jpg" and Path(photo.path).is_file()  # a data folder on Windows or FAT
+
+
+def _extracted(tmp_path: Path) -> Path:
+    """The export's photos as a person unzipped them into a folder of their own."""
+    folder = tmp_path / "extracted"
+    folder.mkdir()
+    for name, data in MEDIA.items():
+        (folder / name).write_bytes(data)
+    return folder
+
+
+def _chat_photo_links(conn) -> int:
+    return conn.execute("SELECT count(*) FROM chat_photos").fetchone()[0]
+
+
+@pytest.mark.parametrize("between", ["_index_copies", "_link"])
+def test_a_folder_added_while_a_chat_adds_the_same_photos_gives_one_photo_each_all_linked(
+        conn, tmp_path, monkeypatch, between):
+    # `chat import many.zip &` then `photos add extracted/` (issue 23): the folder commits while the chat
+    # has copied its photos but not indexed them ("_index_copies"), or indexed but not linked them ("_link").
+    from gallery_app.core.photos import chat_photos
+
+    folder = _extracted(tmp_path)
+    original = getattr(chat_photos, between)
+    other = store.open_store(tmp_path / "library.db")
+
+    def folder_commits_first(*args, **kwargs):
+        PhotoIndexer(other, None, workers=1).add_folder(folder)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(chat_photos, between, folder_commits_first)
+    try:
+        summary = import_chat(conn, export_zip(tmp_path / "weekend.zip", WEEKEND, MEDIA), WordHashEmbedder())
+    finally:
+        other.close()
+    assert count_photos(conn) == 4  # the folder's four files, as one after the other gives: no chat copy besides
+    assert _chat_photo_links(conn) == 4  # every message that sent a photo is linked to it
+    in_chat = list_photos(conn, where=PhotoFilter(chat_id=summary.chat_id))
+    assert {Path(p.path).parent for p in in_chat} == {folder.resolve()}  # the person's files, not copies
+    chats = paths.library_dir("chats")
+    assert not chats.exists() or not any(p.is_file() for p in chats.rglob("*"))  # no copy left behind
+
+
+def test_a_chat_import_and_a_folder_of_its_photos_at_the_same_time(tmp_path):
+    # The probe of issue 23 with real threads: whichever commits first, one row per photo and every link.
+    import threading
+
+    from tests.chat_photo_exports import photo_chat
+
+    lines, media = photo_chat(40)
+    export = export_zip(tmp_path / "many.zip", lines, media)
+    folder = tmp_path / "extracted"
+    folder.mkdir()
+    for name, data in media.items():
+        (folder / name).write_bytes(data)
+    for attempt in range(3):
+        database = tmp_path / f"library-{attempt}.db"
+        store.open_store(database).close()
+        errors: list[BaseException] = []
+
+        def run(job):
+            connection = store.open_store(database)
+            try:
+                job(connection)
+            except BaseException as exc:  # reported below, on the test's thread
+                errors.append(exc)
+            finally:
+                connection.close()
+
+        jobs = [threading.Thread(target=run, args=(lambda c: import_chat(c, export, WordHashEmbedder()),)),
+                threading.Thread(target=run, args=(lambda c: PhotoIndexer(c, None, workers=1).add_folder(folder),))]
+        for job in jobs:
+            job.start()
+        for job in jobs:
+            job.join(120)
+        assert not errors, errors
+        check = store.open_store(database)
+        try:
+            assert (count_photos(check), _chat_photo_links(check)) == (40, 40), f"attempt {attempt}"
+        finally:
+            check.close()

@@ -220,11 +220,14 @@ def _index_copies(conn: apsw.Connection, vision: ClipVisionEncoder | None, copie
             summary.refused.append((printable(Path(path).name), skipped[resolved].detail.rstrip(".")))
             Path(path).unlink(missing_ok=True)
             continue
-        record = library.photo_by_path(conn, resolved)
-        if record is None:
+        photo_id = result.ids_by_path.get(resolved)
+        if photo_id is None:
             continue  # not reached before a cancel: the file stays for the next import
-        links.extend((pending, record.id) for pending in senders)
-        summary.added += 1
+        links.extend((pending, photo_id) for pending in senders)
+        if resolved in result.joined:
+            summary.linked += len(senders)
+        else:
+            summary.added += 1
 
 
 def _link(conn: apsw.Connection, chat_id: int, links: list[tuple[_Pending, int]]) -> None:

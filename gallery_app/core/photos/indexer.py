@@ -58,6 +58,10 @@ class IndexSummary:
     cancelled: bool = False
     seconds: float = 0.0
     photo_ids: list[int] = field(default_factory=list)
+    #: The row each stored file ended up as (its resolved path → photo id).
+    ids_by_path: dict[str, int] = field(default_factory=dict)
+    #: Chat copies whose content another import had just added: they joined that row (copy removed).
+    joined: set[str] = field(default_factory=set)
 
     def skip_reasons(self) -> Counter[str]:
         return Counter(skip.reason for skip in self.skipped)
@@ -225,21 +229,30 @@ class PhotoIndexer:
         to_embed = [p for p in good if p.pixel_values is not None]
         # The model runs before the transaction opens, so the database is never locked while it thinks.
         vectors = self._embed([p.pixel_values for p in to_embed]) if self.vision is not None else None
-        same_content = library.photos_with_hashes(self.conn, [p.content_hash for p in good])
         adopted: list[PhotoRecord] = []
+        joined: list[Path] = []
         with atomic(self.conn):
+            # Read under the write lock: another import adding the same photo (a chat export's copy while
+            # its extracted folder is added) commits before this (and is seen here) or after (and sees this).
+            same_content = library.photos_with_hashes(self.conn, [p.content_hash for p in good])
             new_records: list[PhotoRecord] = []
             stored_ids = []
             for prepared in good:
-                photo_id = self._adopt_chat_copy(prepared, source, folder_id, same_content, adopted)
+                photo_id = self._join_twin(prepared, source, same_content)
                 if photo_id is not None:
-                    summary.added += 1
+                    joined.append(prepared.path)
+                    summary.joined.add(str(prepared.path))
                 else:
-                    photo_id = self._store_one(prepared, source, folder_id, same_content, summary)
+                    photo_id = self._adopt_chat_copy(prepared, source, folder_id, same_content, adopted)
+                    if photo_id is not None:
+                        summary.added += 1
+                    else:
+                        photo_id = self._store_one(prepared, source, folder_id, same_content, summary)
+                    if prepared.pixel_values is not None:
+                        new_records.append(library.photo_by_id(self.conn, photo_id))
                 summary.photo_ids.append(photo_id)
+                summary.ids_by_path[str(prepared.path)] = photo_id
                 stored_ids.append(photo_id)
-                if prepared.pixel_values is not None:
-                    new_records.append(library.photo_by_id(self.conn, photo_id))
             if vectors is not None and new_records:
                 store_photo_vectors(self.conn, self.vision, new_records, vectors)
                 summary.embedded += len(new_records)
@@ -247,9 +260,18 @@ class PhotoIndexer:
             refresh_timeline(self.conn, stored_ids)
             refresh_vector_metadata(self.conn, [copy.id for copy in adopted])
         chats_folder = paths.library_dir("chats").resolve()
-        for copy in adopted:
-            if Path(copy.path).resolve().is_relative_to(chats_folder):
-                Path(copy.path).unlink(missing_ok=True)
+        for copy in [*(Path(c.path) for c in adopted), *joined]:
+            if copy.resolve().is_relative_to(chats_folder):
+                copy.unlink(missing_ok=True)
+
+    @staticmethod
+    def _join_twin(prepared: PreparedPhoto, source: PhotoSource,
+                   same_content: dict[str, list[PhotoRecord]]) -> int | None:
+        """A chat's copy of a photo the gallery already has (added since the chat import looked) is that
+        photo: its row's id, so the message links to it, and no second row. Returns None otherwise."""
+        if source is not PhotoSource.CHAT:
+            return None
+        return next((t.id for t in same_content.get(prepared.content_hash, []) if t.path != str(prepared.path)), None)
 
     def _adopt_chat_copy(self, prepared: PreparedPhoto, source: PhotoSource, folder_id: int | None,
                          same_content: dict[str, list[PhotoRecord]], adopted: list[PhotoRecord]) -> int | None:
