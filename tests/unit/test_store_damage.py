@@ -86,6 +86,23 @@ def test_a_damaged_page_is_named_when_read_and_found_by_the_integrity_check(data
     assert fingerprint(data) == before
 
 
+@pytest.mark.parametrize("table", ["messages", "chats"])
+def test_an_import_into_a_library_with_a_damaged_page_is_refused_before_it_writes(data, tmp_path, table):
+    """Before: `chat list` said the library was damaged, and a full `chat import` of another chat went on writing."""
+    from tests.small_chats import LIGHTHOUSE  # another chat than the one in the library
+    from tests.text_embedders import write_chat
+
+    db = data / paths.DATABASE_FILENAME
+    garble_table(db, table)
+    before = fingerprint(data)
+    conn = open_store()
+    with pytest.raises(StoreDamaged, match="is damaged") as refused:
+        import_chat(conn, write_chat(tmp_path / "lighthouse_trip", LIGHTHOUSE), HashEmbedder())
+    assert_says_what_to_do(refused.value, db)
+    conn.close()
+    assert fingerprint(data) == before
+
+
 def test_a_healthy_store_passes_the_integrity_check(data):
     conn = open_store()
     check_integrity(conn, data / paths.DATABASE_FILENAME)

@@ -41,7 +41,7 @@ from gallery_app.core.models.runtimes.clip import ClipVisionEncoder
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
 from gallery_app.core.photos.chat_photos import ChatPhotoSummary, import_chat_photos, photo_captions
 from gallery_app.core.store import atomic
-from gallery_app.core.store.connection import data_version
+from gallery_app.core.store.connection import data_version, refuse_if_damaged
 
 #: (stage, done, total); stages: "parsed", "photos" (the chat's photos into the gallery), "embedded", "stored".
 ImportProgress = Callable[[str, int, int], None]
@@ -206,6 +206,7 @@ def import_chat(conn: apsw.Connection, source: Path | ChatExport, embedder: Text
     if progress:
         progress("parsed", len(messages), len(messages))
     keys = message_keys(messages)
+    refuse_if_damaged(conn)
     # Passages are cut before the write lock is taken (it takes seconds for a large chat); under the
     # lock the plan is only checked, and made again if another import changed this chat meanwhile.
     version = data_version(conn)

@@ -37,6 +37,7 @@ from gallery_app.core.photos.photo_vectors import (
 from gallery_app.core.photos.preparing import PreparedPhoto, is_photo_file, prepare_photo
 from gallery_app.core.photos.thumbnails import remove_stale_temporaries
 from gallery_app.core.store import atomic
+from gallery_app.core.store.connection import refuse_if_damaged
 
 #: (stage, done, total); stages "scanning", "indexing", "removing".
 IndexProgress = Callable[[str, int, int], None]
@@ -115,6 +116,7 @@ class PhotoIndexer:
             raise AppError(f"{printable(folder)} is not a folder.", hint="Choose a folder that holds photos.")
         summary = IndexSummary(folder=folder)
         remove_stale_temporaries()
+        refuse_if_damaged(self.conn)
         with atomic(self.conn):
             folder_id = library.ensure_folder(self.conn, folder)
         known = library.photos_in_folder(self.conn, folder_id)
