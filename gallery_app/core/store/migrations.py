@@ -230,6 +230,63 @@ def m007_perceptual_hash(conn: apsw.Connection) -> None:
     conn.execute("ALTER TABLE photos ADD COLUMN perceptual_hash TEXT")
 
 
+def m008_notes(conn: apsw.Connection) -> None:
+    # Notes folders (core/notes/): a row per file seen, indexed or skipped with its reason, so a rescan
+    # compares size and mtime (then the content hash) without reading unchanged files, and a renamed file
+    # (same hash, new path) keeps its row, chunks and vectors. Paths are core/file_names.to_db values:
+    # the folder absolute, a file's relative to it. Chunk vectors live in vec_notes_<model>, keyed by
+    # note_chunks.id; note_chunks_fts is their keyword index, kept in step by notes/repository.py.
+    conn.execute(
+        """
+        CREATE TABLE notes_folders (
+            id           INTEGER PRIMARY KEY,
+            path         TEXT NOT NULL UNIQUE,
+            added_at     TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+            scanned_at   TEXT
+        );
+        CREATE TABLE note_files (
+            id             INTEGER PRIMARY KEY,
+            folder_id      INTEGER NOT NULL REFERENCES notes_folders(id) ON DELETE CASCADE,
+            relative_path  TEXT NOT NULL,
+            size           INTEGER NOT NULL,
+            mtime_ns       INTEGER NOT NULL,
+            -- NULL when the file was never read (a type no loader reads, over the size cap)
+            content_hash   TEXT,
+            -- the loader's kind (markdown, text, jsonl, pdf, docx); NULL when no loader read it
+            kind           TEXT,
+            documents      INTEGER NOT NULL DEFAULT 0,
+            pages          INTEGER,
+            state          TEXT NOT NULL CHECK (state IN ('indexed', 'skipped')),
+            skip_reason    TEXT,
+            indexed_at     TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+            UNIQUE (folder_id, relative_path),
+            CHECK ((state = 'skipped') = (skip_reason IS NOT NULL))
+        );
+        CREATE INDEX note_files_by_hash ON note_files(folder_id, content_hash);
+        CREATE TABLE note_chunks (
+            id            INTEGER PRIMARY KEY,
+            file_id       INTEGER NOT NULL REFERENCES note_files(id) ON DELETE CASCADE,
+            part          INTEGER,
+            ordinal       INTEGER NOT NULL,
+            title         TEXT NOT NULL,
+            heading_path  TEXT NOT NULL,
+            page          INTEGER,
+            -- embedded before text: "Title › Heading, page 3" (and a document's front matter)
+            context       TEXT NOT NULL,
+            -- the document's text[start_offset:end_offset] (core/notes/chunking.py)
+            text          TEXT NOT NULL,
+            start_offset  INTEGER NOT NULL,
+            end_offset    INTEGER NOT NULL,
+            tokens        INTEGER NOT NULL,
+            UNIQUE (file_id, ordinal)
+        );
+        CREATE VIRTUAL TABLE note_chunks_fts USING fts5(
+            context, text, content='note_chunks', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+        );
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_vector_registry", m001_vector_registry),
     ("002_app_state", m002_settings),
@@ -238,6 +295,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("005_photos", m005_photos),
     ("006_chat_photos", m006_chat_photos),
     ("007_perceptual_hash", m007_perceptual_hash),
+    ("008_notes", m008_notes),
 ]
 
 
