@@ -1,0 +1,73 @@
+"""Finding the note chunks that answer a question: every embedded chunk of the folders asked is scored.
+
+Scores are z-scores over the chunks searched, as chat retrieval scores its windows
+(``chat/retrieval.py``): what a cosine of 0.82 means differs per embedder and per question, and a
+chunk that stands out from the question's own spread over the notes is comparable with a chat window
+that stands out from its spread over the chats. The cosine is kept beside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import apsw
+import numpy as np
+
+from gallery_app.core.errors import AppError
+from gallery_app.core.models.runtimes.embedders import TextEmbedder
+from gallery_app.core.notes.repository import StoredNoteChunk, chunk_similarities, chunks_by_id
+
+DEFAULT_HITS = 5
+MAX_HITS = 1000
+
+
+@dataclass(frozen=True)
+class NoteHit:
+    chunk: StoredNoteChunk
+    #: Standard deviations above the question's mean similarity over the chunks searched.
+    score: float
+    similarity: float
+
+    @property
+    def path(self) -> Path:
+        return self.chunk.path
+
+    @property
+    def title(self) -> str:
+        return self.chunk.title
+
+    @property
+    def heading_path(self) -> tuple[str, ...]:
+        return self.chunk.heading_path
+
+    @property
+    def page(self) -> int | None:
+        return self.chunk.page
+
+    @property
+    def text(self) -> str:
+        return self.chunk.text
+
+
+def z_scores(scores: np.ndarray) -> np.ndarray:
+    spread = scores.std()
+    return (scores - scores.mean()) / (spread if spread > 0 else 1.0)
+
+
+def search_notes(conn: apsw.Connection, embedder: TextEmbedder, question: str, k: int = DEFAULT_HITS,
+                 folder_ids: Sequence[int] | None = None) -> list[NoteHit]:
+    """The ``k`` chunks (of ``folder_ids``, or every notes folder) best matching ``question``, best first."""
+    if not question.strip():
+        raise AppError("The question is empty.", hint="Type what you are looking for in your notes.")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_HITS:
+        raise AppError(f"The number of results must be a whole number from 1 to {MAX_HITS}, not {k!r}.")
+    found = chunk_similarities(conn, embedder, embedder.embed_query(question), folder_ids)
+    if found is None:
+        return []
+    z = z_scores(found.scores.astype(np.float64))
+    best = np.argsort(-z, kind="stable")[:k]
+    chunks = chunks_by_id(conn, found.chunk_ids[best].tolist())
+    return [NoteHit(chunks[int(found.chunk_ids[i])], float(z[i]), float(found.scores[i]))
+            for i in best if int(found.chunk_ids[i]) in chunks]
