@@ -322,6 +322,9 @@ def build_parser() -> argparse.ArgumentParser:
     from gallery_app.cli_photos import add_photo_commands
 
     add_photo_commands(commands)
+    from gallery_app.cli_notes import add_notes_commands
+
+    add_notes_commands(commands)
     return parser
 
 
