@@ -167,10 +167,25 @@ class TokenCounter:
         return self._count(text)
 
 
+#: WhatsApp sends at most 65,536 characters in one message; a longer "message" is a file pasted into the
+#: export, searched by its first part (the chat viewer shows it whole). 5 MB in one line took 31 s and
+#: 1.6 GB to cut into passages, and 5 MB of words over 10 minutes (issue 23).
+SEARCHED_CHARS_PER_MESSAGE = 65_536
+#: No word is longer: a longer run without spaces (a pasted key, a base64 blob) is cut into pieces of
+#: this size before it is tokenised, so the tokenizer never sees one huge "word".
+_LONGEST_WORD = 64
+
+
 def message_lines(sender: str, text: str) -> list[str]:
     """``Name: text`` per line; a system message (no sender: "X changed the subject to …") reads as it is."""
     prefix = f"{sender}: " if sender else ""
-    return [f"{prefix}{line.strip()}" for line in text.split("\n") if line.strip()]
+    searched = text[:SEARCHED_CHARS_PER_MESSAGE]
+    return [f"{prefix}{line.strip()}" for line in searched.split("\n") if line.strip()]
+
+
+def is_oversized(text: str) -> bool:
+    """Whether only the first ``SEARCHED_CHARS_PER_MESSAGE`` characters of a message are searched."""
+    return len(text) > SEARCHED_CHARS_PER_MESSAGE
 
 
 def passage_lines(sender: str, text: str) -> list[str]:
@@ -259,7 +274,10 @@ def _split_long_line(line: str, sender: str, budget: int, line_cost: Callable[[s
             pieces.append(sentence)
             continue
         current: list[str] = []
-        for word in sentence.split():
+        words = (piece for word in sentence.split()
+                 for piece in ((word,) if len(word) <= _LONGEST_WORD else
+                               (word[i:i + _LONGEST_WORD] for i in range(0, len(word), _LONGEST_WORD))))
+        for word in words:
             if current and line_cost(prefix + " ".join(current + [word])) > budget:
                 pieces.append(" ".join(current))
                 current = []

@@ -26,7 +26,8 @@ from pathlib import Path
 import apsw
 import numpy as np
 
-from gallery_app.core.chat.chunking import Chunk, ChunkingConfig, ChunkInput, chunk_messages
+from gallery_app.core.chat.chunking import (SEARCHED_CHARS_PER_MESSAGE, Chunk, ChunkingConfig, ChunkInput, chunk_messages,
+                                           is_oversized)
 from gallery_app.core.chat.conversations import conversation_of, conversation_starts
 from gallery_app.core.chat.export_file import ChatExport, ChatFileError, read_export
 from gallery_app.core.chat.messages import Message, MessageKind, ParsedChat
@@ -89,6 +90,8 @@ class ImportSummary:
     notices_in_file: int = 0
     #: Lines that look like a header but whose date contradicts the file's date order (``ParsedChat.date_conflicts``).
     date_conflicts: list[tuple[int, str, str]] = field(default_factory=list)
+    #: Messages longer than WhatsApp sends (a pasted file): searched by their first part only.
+    oversized: int = 0
 
     def _added(self, new: str = "") -> str:
         """The people's messages added, as the chat list counts them, and WhatsApp's notices apart."""
@@ -115,6 +118,10 @@ class ImportSummary:
             details.append(f"{self.media_placeholders} media not included in the export")
         if self.skipped_lines:
             details.append(f"{self.skipped_lines} lines before the first message could not be read")
+        if self.oversized:
+            details.append(f"{self.oversized} message{' is' if self.oversized == 1 else 's are'} longer than WhatsApp "
+                           f"sends and searched by {'its' if self.oversized == 1 else 'their'} first "
+                           f"{SEARCHED_CHARS_PER_MESSAGE:,} characters (the chat shows {'it' if self.oversized == 1 else 'them'} whole)")
         if self.date_conflicts:
             lines = ", ".join(str(line) for line, _text, _why in self.date_conflicts[:5])
             more = "…" if len(self.date_conflicts) > 5 else ""
@@ -256,7 +263,7 @@ def import_chat(conn: apsw.Connection, source: Path | ChatExport, embedder: Text
         notices_added=sum(m.kind is MessageKind.SYSTEM for _key, m in plan.fresh),
         notices_in_file=sum(m.kind is MessageKind.SYSTEM for m in messages),
         windows_added=embedded, estimate=estimates[0] if estimates else None, photos=photos if photos.found else None,
-        date_conflicts=parsed.date_conflicts,
+        date_conflicts=parsed.date_conflicts, oversized=sum(is_oversized(m.text) for _key, m in plan.fresh),
     )
 
 
