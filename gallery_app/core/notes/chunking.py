@@ -218,6 +218,8 @@ class NoteChunker:
     def chunk_document(self, document: NoteDocument, number: int = 0) -> list[NoteChunk]:
         text = document.text
         properties = properties_line(document.properties)
+        if properties and all(f"{key}: {value}" in text for key, value in document.properties.items()):
+            properties = ""  # a note that is only front matter has it as its text (loaders/front_matter.py)
         chunks: list[NoteChunk] = []
         offset = 0
         for section in document.sections:
@@ -226,9 +228,8 @@ class NoteChunker:
             if start == end:
                 continue
             context = context_line(document.title, section.heading_path, section.page)
-            if properties and not chunks:
-                context += "\n" + properties
-            chunks.extend(self._section_chunks(document, number, section, text, start, end, context))
+            first_context = f"{context}\n{properties}" if properties and not chunks else context
+            chunks.extend(self._section_chunks(document, number, section, text, start, end, context, first_context))
         if properties and not chunks:
             # Front matter only ("rating: 7, pages: 528" and an empty body): still a note to find.
             context = self._context(context_line(document.title, (), None) + "\n" + properties)
@@ -240,10 +241,10 @@ class NoteChunker:
         return _fit_context(context, self.counter, int(self.budget * CONTEXT_SHARE))
 
     def _section_chunks(self, document: NoteDocument, number: int, section: NoteSection, text: str, start: int,
-                        end: int, context: str) -> list[NoteChunk]:
-        context = self._context(context)
-        context_cost = self.counter.exact(context)
-        room = self.budget - context_cost
+                        end: int, context: str, first_context: str) -> list[NoteChunk]:
+        """The section's chunks; the first one's context is ``first_context`` (the document's front matter)."""
+        context, first_context = self._context(context), self._context(first_context)
+        room = self.budget - self.counter.exact(first_context)
         units = _Splitter(text, self.counter, room).units(start, end)
         chunks: list[NoteChunk] = []
         first = 0
@@ -252,15 +253,16 @@ class NoteChunker:
             while last + 1 < len(units) and cost + units[last + 1].cost <= room:
                 last += 1
                 cost += units[last].cost
+            said = first_context if not chunks else context
             # The sum of line costs is an estimate: the exact count decides, one unit less at a time.
             while True:
                 body = text[units[first].start:units[last].end]
-                tokens = self.counter.exact(embedded_text(context, body))
+                tokens = self.counter.exact(embedded_text(said, body))
                 if tokens <= self.budget or last == first:
                     break
                 last -= 1
             chunks.append(NoteChunk(number, document.part, 0, document.title, tuple(section.heading_path),
-                                    section.page, context, body, units[first].start, units[last].end, tokens))
+                                    section.page, said, body, units[first].start, units[last].end, tokens))
             if last + 1 >= len(units):
                 break
             overlap = last > first and units[last].cost <= self.config.overlap_tokens
