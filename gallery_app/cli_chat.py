@@ -43,10 +43,11 @@ def _print_passages(found, stream=None, lines=None) -> None:
               "run gallery-app-cli chat reindex)", file=stream)
 
 
-def _open_store():
-    from gallery_app.core.store import open_store
+def _open_store(*, to_read: bool = False):
+    """The store; ``to_read``: a command that only reads, which also works on a data folder it cannot write."""
+    from gallery_app.core.store import open_store, open_store_to_read
 
-    return open_store()
+    return open_store_to_read() if to_read else open_store()
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
@@ -149,7 +150,7 @@ def _stop_on_first_ctrl_c() -> Iterator[threading.Event]:
 def cmd_list(args: argparse.Namespace) -> int:
     from gallery_app.core.chat.repository import list_chats
 
-    chats = list_chats(_open_store())
+    chats = list_chats(_open_store(to_read=True))
     if not chats:
         print("No chats imported yet. Import one with: gallery-app-cli chat import _chat.txt")
     for chat in chats:
@@ -171,7 +172,7 @@ def _session(args: argparse.Namespace):
     for model in (embedder, llm):
         for notice in notices(model):
             print(f"Note: {notice}", file=sys.stderr)
-    return ChatSession(_open_store(), embedder, llm, options, chats=args.chat or None)
+    return ChatSession(_open_store(to_read=True), embedder, llm, options, chats=args.chat or None)
 
 
 def _sources(answer) -> str:

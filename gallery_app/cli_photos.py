@@ -18,10 +18,11 @@ from gallery_app.cli_progress import ProgressBar, terminal_text
 SHOWN_SKIPS = 20
 
 
-def _open_store():
-    from gallery_app.core.store import open_store
+def _open_store(*, to_read: bool = False):
+    """The store; ``to_read``: a command that only reads, which also works on a data folder it cannot write."""
+    from gallery_app.core.store import open_store, open_store_to_read
 
-    return open_store()
+    return open_store_to_read() if to_read else open_store()
 
 
 def _vision(args: argparse.Namespace, *, required: bool):
@@ -187,21 +188,21 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    conn = _open_store()
+    conn = _open_store(to_read=True)
     where = photo_filter(conn, args)  # a bad filter is told before a model is loaded
     _print_results(conn, _search(conn, args, text=True, vision=False).by_text(args.query, k=args.k, where=where))
     return 0
 
 
 def cmd_similar(args: argparse.Namespace) -> int:
-    conn = _open_store()
+    conn = _open_store(to_read=True)
     where = photo_filter(conn, args)
     _print_results(conn, _search(conn, args).similar_to(args.photo, k=args.k, where=where))
     return 0
 
 
 def cmd_query_image(args: argparse.Namespace) -> int:
-    conn = _open_store()
+    conn = _open_store(to_read=True)
     where = photo_filter(conn, args)
     _print_results(conn, _search(conn, args).by_image_file(Path(args.file), k=args.k, add=args.add, where=where))
     return 0
@@ -215,7 +216,7 @@ def cmd_duplicates(args: argparse.Namespace) -> int:
     if missing is not None:
         print(f"Note: {missing.message} Without it only identical files and resized or re-encoded copies are "
               f"found.\n  {missing.hint or ''}".rstrip(), file=sys.stderr)
-    groups = PhotoSearch(_open_store(), vision=vision).duplicates(args.threshold)
+    groups = PhotoSearch(_open_store(to_read=True), vision=vision).duplicates(args.threshold)
     if not groups:
         print("No copies found." if vision is None else
               f"No copies, and no photos above similarity {args.threshold:.2f}.")
@@ -229,7 +230,7 @@ def cmd_duplicates(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     from gallery_app.core.photos.library import count_photos, list_photos
 
-    conn = _open_store()
+    conn = _open_store(to_read=True)
     where = photo_filter(conn, args)
     photos = list_photos(conn, limit=args.limit, where=where)
     if not photos:

@@ -130,16 +130,24 @@ def permissions_bind(folder):
 
 
 @pytest.mark.usefixtures("permissions_bind")
-def test_a_read_only_data_folder_is_named_and_nothing_is_written(healthy, folder):
-    """Before: apsw.ReadOnlyError traceback (apsw.CantOpenError on a first start)."""
+def test_a_read_only_data_folder_is_read_and_a_write_is_refused_by_name(healthy, folder):
+    """Before: apsw.ReadOnlyError traceback (apsw.CantOpenError on a first start); then every command refused,
+    reading ones too (issue 23: SQLite can read the file as it lies)."""
     data = folder / "data"
     shutil.copyfile(healthy, data / DATABASE_FILENAME)
     data.chmod(0o555)
     before = fingerprint(data)
-    for args in [["doctor"], ["chat", "list"], ["photos", "list"], IMPORT]:
+    listing = cli(folder, ["chat", "list"])
+    assert listing.returncode == 0 and "Weekend away" in listing.stdout, listing.stderr
+    photos = cli(folder, ["photos", "list"])
+    assert photos.returncode == 0, photos.stderr
+    asked = cli(folder, READING_COMMANDS[2])
+    assert asked.returncode == 0 and "Found" in asked.stdout, asked.stderr
+    for args in [["doctor"], IMPORT]:
         done = cli(folder, args)
         assert_refused(done, f"The data folder {data} is read-only", "Nothing was changed", "GALLERY_APP_DATA_DIR=")
         assert fingerprint(data) == before, args
+    assert fingerprint(data) == before
     assert sorted(p.name for p in data.iterdir()) == [DATABASE_FILENAME]
 
 

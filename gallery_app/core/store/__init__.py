@@ -34,8 +34,37 @@ def open_store(path: Path | str | None = None) -> apsw.Connection:
     return conn
 
 
+def open_store_to_read(path: Path | str | None = None) -> apsw.Connection:
+    """``open_store()``, or, when the data folder cannot be written (a backup disk, a read-only mount, a folder a
+    sync tool locked), the file read as it lies on disk: commands that only read still work, and any write is
+    refused with ``StoreUnwritable`` (``store_failure``), never half-done.
+
+    Only when nothing could be missing from that view: no write-ahead log with commits in it (SQLite cannot
+    read one it may not lock) and every migration of this version applied (none can be run). Otherwise the
+    first refusal stands.
+    """
+    from gallery_app.core.errors import StoreUnwritable
+    from gallery_app.core.store.connection import open_as_it_lies
+    from gallery_app.core.store.migrations import MIGRATIONS, applied_migrations
+
+    if path is None:
+        from gallery_app.core.paths import database_path
+
+        path = database_path()
+    try:
+        return open_store(path)
+    except StoreUnwritable:
+        conn = open_as_it_lies(path)
+        if conn is None:
+            raise
+        if set(applied_migrations(conn)) != {name for name, _ in MIGRATIONS}:
+            conn.close()
+            raise
+        return conn
+
+
 __all__ = [
     "MAX_K", "Neighbor", "VectorTable", "atomic", "close_connection", "connect", "count_vectors", "delete_vectors",
     "ensure_vector_table", "get_vector_table", "insert_vectors", "knn", "list_vector_tables",
-    "migrate", "open_store", "sqlite_versions",
+    "migrate", "open_store", "open_store_to_read", "sqlite_versions",
 ]

@@ -187,6 +187,29 @@ def connect(path: Path | str, *, readonly: bool = False,
     return conn
 
 
+def open_as_it_lies(path: Path | str) -> apsw.Connection | None:
+    """``path`` opened read-only and immutable (no lock, no log, nothing written), or None when that could miss
+    committed data (a write-ahead log with content beside it) or the file cannot be read."""
+    path = Path(path)
+    wal = path.with_name(path.name + "-wal")
+    if not path.is_file() or not os.access(path, os.R_OK) or (wal.exists() and wal.stat().st_size > 0):
+        return None
+    try:
+        conn = apsw.Connection(f"{path.resolve().as_uri()}?immutable=1",
+                               flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    except apsw.Error:
+        return None
+    try:
+        _load_sqlite_vec(conn)
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+    except (apsw.Error, StoreError):
+        conn.close()
+        return None
+    cache.follow_vector_writes()
+    return conn
+
+
 def data_version(conn: apsw.Connection) -> int:
     """Changes whenever another connection commits (this connection's own commits leave it alone)."""
     return conn.execute("PRAGMA data_version").fetchone()[0]
