@@ -1,0 +1,131 @@
+"""Bytes of a text note → str, or NoteSkipped when they are not text; and the ``.txt`` loader.
+
+A notes folder holds files from many editors and years: UTF-8 today, UTF-16 from Windows' Notepad, cp1252
+or Latin-1 from older machines. A file that decodes only with "�" replacements would put noise into the
+index, so a file whose encoding cannot be told is refused with that reason instead.
+"""
+
+from __future__ import annotations
+
+import codecs
+import unicodedata
+
+from gallery_app.core.notes.documents import NoteDocument, NoteSection, NoteSkipped
+from gallery_app.core.notes.loaders.front_matter import front_matter_document
+
+#: Below this share of letters, digits, punctuation and spaces a decoding is a wrong guess (or not text).
+_PLAUSIBLE_SHARE = 0.97
+_SAMPLE = 64 * 1024
+#: How much messier than the cleanest decoding another may look to charset-normalizer and still be as likely.
+_CHAOS_MARGIN = 0.1
+
+_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
+         (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+
+
+def decode_note_bytes(raw: bytes) -> str:
+    """The text of a note file with ``\\n`` line ends; NoteSkipped when it is binary or in an unknown encoding."""
+    text = _decode(raw)
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _decode(raw: bytes) -> str:
+    # UTF-32 LE's BOM starts with UTF-16 LE's, so the longer BOMs are tried first.
+    for bom, encoding in _BOMS:
+        if raw.startswith(bom):
+            return _strict(raw[len(bom):], encoding)
+    # Before UTF-8: ASCII in UTF-16 is valid UTF-8 too, with a NUL after every letter.
+    utf16 = _utf16_without_bom(raw)
+    if utf16:
+        return _strict(raw, utf16)
+    if b"\x00" in raw:
+        raise NoteSkipped(_binary_reason(raw))
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return _guess_legacy(raw)
+
+
+def _strict(raw: bytes, encoding: str) -> str:
+    name = encoding.upper().replace("-LE", "").replace("-BE", "")
+    try:
+        text = raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise NoteSkipped(f"damaged {name} text: bytes at offset {exc.start} are not {name}") from None
+    if not _plausible(text):
+        raise NoteSkipped(_binary_reason(raw))
+    return text
+
+
+def _utf16_without_bom(raw: bytes) -> str | None:
+    sample = raw[:_SAMPLE]
+    pairs = len(sample) // 2
+    if pairs < 4:
+        return None
+    even_nuls = sample[0:pairs * 2:2].count(0)
+    odd_nuls = sample[1:pairs * 2:2].count(0)
+    # Latin text in UTF-16 LE is "A\0B\0": NULs at odd offsets only; a binary file has them on both sides.
+    if odd_nuls >= 0.3 * pairs and even_nuls <= 0.02 * pairs:
+        return "utf-16-le"
+    if even_nuls >= 0.3 * pairs and odd_nuls <= 0.02 * pairs:
+        return "utf-16-be"
+    return None
+
+
+def _guess_legacy(raw: bytes) -> str:
+    """Not UTF-8: the encoding charset-normalizer finds, kept only when the text it gives reads as text.
+
+    On a short note several decodings look equally clean to the detector ("crème" as cp1250's "crčme"),
+    so among those near the cleanest, cp1252 (what Windows wrote Western text in; Latin-1's letters
+    too) is taken when it is one of them.
+    """
+    from charset_normalizer import from_bytes
+
+    matches = list(from_bytes(raw[:4 * _SAMPLE]))
+    candidates = []
+    if matches:
+        cleanest = min(match.chaos for match in matches)
+        near = [match for match in matches if match.chaos <= cleanest + _CHAOS_MARGIN]
+        if any("cp1252" in match.could_be_from_charset for match in near):
+            candidates.append("cp1252")
+        candidates.append(min(near, key=lambda match: match.chaos).encoding)
+    candidates.append("cp1252")
+    for encoding in candidates:
+        try:
+            text = raw.decode(encoding)
+        except (UnicodeDecodeError, LookupError):
+            continue
+        if _plausible(text):
+            return text
+    raise NoteSkipped("not UTF-8 text, and its encoding could not be recognised (save it as UTF-8)")
+
+
+def _plausible(text: str) -> bool:
+    sample = text[:_SAMPLE]
+    if not sample.strip():
+        return True
+    odd = sum(1 for ch in sample if _is_odd(ch))
+    return odd <= (1 - _PLAUSIBLE_SHARE) * len(sample)
+
+
+def _is_odd(ch: str) -> bool:
+    if ch in "\n\r\t\f":
+        return False
+    category = unicodedata.category(ch)
+    # Control characters, unassigned and private-use code points, and "�": what a wrong decoding is made of.
+    return category in ("Cc", "Cn", "Co", "Cs") or ch == "\ufffd"
+
+
+def _binary_reason(raw: bytes) -> str:
+    return "binary file, not text (it has NUL bytes)" if b"\x00" in raw else "binary file, not text"
+
+
+def load_text(raw: bytes, title: str) -> list[NoteDocument]:
+    """A ``.txt`` note: the whole file, a leading ``---`` YAML header (cheat sheets) read as front matter."""
+    text = decode_note_bytes(raw)
+    document = front_matter_document(text, title, kind="text", body_sections=_whole)
+    return [document]
+
+
+def _whole(body: str) -> list[NoteSection]:
+    return [NoteSection(body)] if body.strip() else []
