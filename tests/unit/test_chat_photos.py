@@ -348,3 +348,16 @@ def test_a_chat_import_and_a_folder_of_its_photos_at_the_same_time(tmp_path):
             assert (count_photos(check), _chat_photo_links(check)) == (40, 40), f"attempt {attempt}"
         finally:
             check.close()
+
+
+def test_a_chat_photo_copy_deleted_from_the_data_folder_comes_back_when_the_chat_is_imported_again(conn, tmp_path):
+    # Before: its row, link and thumbnail stayed, the file did not, and importing the chat again changed nothing.
+    path = export_zip(tmp_path / "weekend.zip", WEEKEND, MEDIA)
+    import_chat(conn, path, WordHashEmbedder())
+    copies = [Path(p.path) for p in list_photos(conn)]
+    ids = sorted(p.id for p in list_photos(conn))
+    copies[0].unlink()
+    again = import_chat(conn, path, WordHashEmbedder())
+    assert copies[0].is_file()
+    assert "1 photo missing from the data folder restored from the export." in again.describe()
+    assert sorted(p.id for p in list_photos(conn)) == ids and _chat_photo_links(conn) == 4

@@ -262,7 +262,7 @@ def import_chat(conn: apsw.Connection, source: Path | ChatExport, embedder: Text
         media_placeholders=sum(m.kind is MessageKind.MEDIA for m in messages), passages_added=len(plan.chunks),
         notices_added=sum(m.kind is MessageKind.SYSTEM for _key, m in plan.fresh),
         notices_in_file=sum(m.kind is MessageKind.SYSTEM for m in messages),
-        windows_added=embedded, estimate=estimates[0] if estimates else None, photos=photos if photos.found else None,
+        windows_added=embedded, estimate=estimates[0] if estimates else None, photos=photos if photos.found or photos.restored else None,
         date_conflicts=parsed.date_conflicts, oversized=sum(is_oversized(m.text) for _key, m in plan.fresh),
     )
 

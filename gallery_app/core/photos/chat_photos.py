@@ -94,10 +94,14 @@ class ChatPhotoSummary:
     refused: list[tuple[str, str]] = field(default_factory=list)  # (file, why): unsafe, undecodable …
     without_vectors: int = 0
     cancelled: bool = False
+    #: The app's copies of this chat's photos that were gone from the data folder, written again from the export.
+    restored: int = 0
 
     def describe(self) -> str:
+        restored = (f"{self.restored} photo{'s' if self.restored != 1 else ''} missing from the data folder "
+                    "restored from the export.") if self.restored else ""
         if not self.found:
-            return ""
+            return restored
         parts = [f"{self.added} photo{'s' if self.added != 1 else ''} added to the gallery"]
         if self.linked:
             parts.append(f"{self.linked} already there (linked)")
@@ -109,6 +113,8 @@ class ChatPhotoSummary:
         text = ", ".join(parts) + "."
         if self.without_vectors:
             text += " They can be searched once the CLIP model is here."
+        if restored:
+            text += " " + restored
         if self.cancelled:
             text = "Stopped while adding photos; those added so far are kept. " + text
         return text
@@ -128,6 +134,7 @@ def import_chat_photos(conn: apsw.Connection, export: ChatExport, chat_id: int, 
     summary = ChatPhotoSummary()
     cancel = cancel or (lambda: False)
     progress = progress or (lambda done, total: None)
+    summary.restored = _restore_lost_copies(conn, export, chat_id)
     waiting = [(message_id, key, name) for message_id, key, name in conn.execute(
         "SELECT id, message_key, attachment FROM messages WHERE chat_id = ? AND attachment IS NOT NULL "
         "AND id NOT IN (SELECT message_id FROM chat_photos) ORDER BY ts, id", (chat_id,)) if is_photo_name(name)]
@@ -180,6 +187,36 @@ def import_chat_photos(conn: apsw.Connection, export: ChatExport, chat_id: int, 
     summary.without_vectors = summary.added if vision is None else 0
     progress(len(waiting), len(waiting))
     return summary
+
+
+def _restore_lost_copies(conn: apsw.Connection, export: ChatExport, chat_id: int) -> int:
+    """Write again the app's copies of this chat's photos that someone deleted from the data folder (their
+    rows, links and vectors stayed: the grid showed photos that no longer open). Only the same content."""
+    lost = [(Path(path), digest, name) for path, digest, name in conn.execute(
+        "SELECT DISTINCT p.path, p.content_hash, m.attachment FROM chat_photos c JOIN photos p ON p.id = c.photo_id "
+        "JOIN messages m ON m.id = c.message_id WHERE c.chat_id = ? AND p.source = ?", (chat_id, PhotoSource.CHAT.value))
+        if not Path(path).exists()]
+    if not lost:
+        return 0
+    restored: set[Path] = set()
+    with ExportMedia(export) as media:
+        for path, digest, name in lost:
+            member = media.find(name)
+            if path in restored or member is None:
+                continue
+            try:
+                data = media.read(member)
+            except MemberRefused:
+                continue
+            if content_hash(data) != digest:
+                continue
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                write_atomically(path, lambda out: out.write(data))
+            except OSError:
+                continue
+            restored.add(path)
+    return len(restored)
 
 
 #: Characters a file name may not hold on some systems the data folder may live on (Windows, a FAT stick).
