@@ -138,3 +138,14 @@ def test_parsing_holds_little_besides_the_text_and_the_messages():
     # Working memory beyond the result: was 7.3 times the text (every line as a string, every
     # header's text twice), is 2.8 times (a few numbers per line and per header).
     assert peak - held < 4 * len(text)
+
+
+def test_an_export_with_old_mac_line_ends_reads_as_the_same_messages(tmp_path):
+    # The probe of issue 23 saw a CR-only export become one message; reading and parsing split lines on CR too.
+    original = DEMO_CHAT.read_bytes()
+    carriage_returns = tmp_path / "_chat.txt"
+    carriage_returns.write_bytes(original.replace(b"\r\n", b"\n").replace(b"\n", b"\r"))
+    assert b"\n" not in carriage_returns.read_bytes()
+    expected = parse_chat_text(read_export(DEMO_CHAT).text).messages
+    assert len(expected) == 432
+    assert parse_chat_text(read_export(carriage_returns).text).messages == expected
