@@ -185,6 +185,15 @@ class _Splitter:
         return pieces
 
 
+_HEADING_MARKS = re.compile(r"^\s{0,3}#{1,6}\s+|\s+#+\s*$")
+
+
+def _heading_line(body: str) -> str:
+    """The first line of ``body`` as a heading's text ("## Brewing ##" → "Brewing"), else ""."""
+    line = body.split("\n", 1)[0]
+    return _HEADING_MARKS.sub("", line).strip() if line.lstrip().startswith("#") else ""
+
+
 def _fit_context(context: str, counter: TokenCounter, limit: int) -> str:
     """The context within ``limit`` tokens: headings, then characters, taken off the end."""
     if counter.exact(context) <= limit:
@@ -227,9 +236,8 @@ class NoteChunker:
             offset += len(section.text) + 1  # NoteDocument.text joins sections with "\n"
             if start == end:
                 continue
-            context = context_line(document.title, section.heading_path, section.page)
-            first_context = f"{context}\n{properties}" if properties and not chunks else context
-            chunks.extend(self._section_chunks(document, number, section, text, start, end, context, first_context))
+            extra = properties if not chunks else ""
+            chunks.extend(self._section_chunks(document, number, section, text, start, end, extra))
         if properties and not chunks:
             # Front matter only ("rating: 7, pages: 528" and an empty body): still a note to find.
             context = self._context(context_line(document.title, (), None) + "\n" + properties)
@@ -241,10 +249,16 @@ class NoteChunker:
         return _fit_context(context, self.counter, int(self.budget * CONTEXT_SHARE))
 
     def _section_chunks(self, document: NoteDocument, number: int, section: NoteSection, text: str, start: int,
-                        end: int, context: str, first_context: str) -> list[NoteChunk]:
-        """The section's chunks; the first one's context is ``first_context`` (the document's front matter)."""
-        context, first_context = self._context(context), self._context(first_context)
-        room = self.budget - self.counter.exact(first_context)
+                        end: int, properties: str) -> list[NoteChunk]:
+        """The section's chunks; the first one also carries ``properties`` (the document's front matter)."""
+        def context(first: bool, body: str) -> str:
+            headings = section.heading_path
+            if headings and _heading_line(body) == headings[-1].strip():
+                headings = headings[:-1]  # the text starts with its own heading: said once, where it is
+            line = context_line(document.title, headings, section.page)
+            return self._context(f"{line}\n{properties}" if first and properties else line)
+
+        room = self.budget - self.counter.exact(context(True, ""))
         units = _Splitter(text, self.counter, room).units(start, end)
         chunks: list[NoteChunk] = []
         first = 0
@@ -253,10 +267,10 @@ class NoteChunker:
             while last + 1 < len(units) and cost + units[last + 1].cost <= room:
                 last += 1
                 cost += units[last].cost
-            said = first_context if not chunks else context
             # The sum of line costs is an estimate: the exact count decides, one unit less at a time.
             while True:
                 body = text[units[first].start:units[last].end]
+                said = context(not chunks, body)
                 tokens = self.counter.exact(embedded_text(said, body))
                 if tokens <= self.budget or last == first:
                     break

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISREG
 
 import apsw
 import numpy as np
@@ -49,8 +50,6 @@ EMBED_BATCH = 32
 LOOKAHEAD = 32
 LOAD_WORKERS = 2
 LOOKAHEAD_BYTES = 64 * 1000 * 1000
-#: Larger files are not read at all (a notes folder's 100 MB file is a video export or a scan).
-MAX_FILE_BYTES = 64 * 1000 * 1000
 #: Names that are not notes however they end: Office's lock files ("~$Report.docx") and editors' swap files.
 _IGNORED_PREFIXES = ("~$", ".~lock.")
 
@@ -157,11 +156,11 @@ def _ignored(name: str) -> bool:
     return name.startswith(".") or name.startswith(_IGNORED_PREFIXES) or name.endswith("~")
 
 
-def scan_folder(folder: Path, skipped: list[tuple[_Seen, str]]) -> Iterator[_Seen]:
+def scan_folder(folder: Path, unreadable: list[_Seen]) -> Iterator[_Seen]:
     """Files under ``folder`` in a stable order; hidden files and folders (``.obsidian``, ``.git``) left out.
 
-    Linked folders are followed, each real folder entered once, so a link to a parent is no loop.
-    A link to nothing, or a file that cannot be looked at, goes into ``skipped`` with the reason."""
+    Linked folders are followed, each real folder entered once, so a link to a parent is no loop. A file
+    that cannot even be looked at (a link to nothing, a link loop) goes into ``unreadable``."""
     visited: set[tuple[int, int]] = set()
     for root, dirs, files in os.walk(folder, followlinks=True):
         try:
@@ -181,12 +180,11 @@ def scan_folder(folder: Path, skipped: list[tuple[_Seen, str]]) -> Iterator[_See
             relative = os.path.relpath(path, folder)
             try:
                 stat = path.stat()
-            except OSError as exc:
-                reason = "a link to a file that is not there" if path.is_symlink() else f"could not be read ({exc.strerror})"
-                skipped.append((_Seen(relative, path, 0, 0), reason))
+            except OSError:
+                unreadable.append(_Seen(relative, path, 0, 0))
                 continue
-            if not os.path.isfile(path):
-                continue  # a socket, a device
+            if not S_ISREG(stat.st_mode):
+                continue  # a socket, a device, a pipe
             yield _Seen(relative, path, stat.st_size, stat.st_mtime_ns)
 
 
@@ -207,17 +205,18 @@ class NotesIndexer:
     def __init__(self, conn: apsw.Connection, embedder: TextEmbedder, *, progress: IndexProgress | None = None,
                  cancel: Callable[[], bool] | None = None, load: Loader | None = None,
                  supported: Iterable[str] | None = None, config: NoteChunkingConfig = NoteChunkingConfig(),
-                 max_bytes: int = MAX_FILE_BYTES, batch_size: int = EMBED_BATCH):
+                 max_bytes: int | None = None, batch_size: int = EMBED_BATCH):
         self.conn = conn
         self.embedder = embedder
         self.progress = progress or (lambda stage, done, total: None)
         self.cancel = cancel or (lambda: False)
-        if load is None or supported is None:
+        if load is None or supported is None or max_bytes is None:
             # Imported here: the PDF and Word readers are only needed once a folder is indexed.
             from gallery_app.core.notes import loaders
 
             load = load or loaders.load_file
             supported = supported if supported is not None else loaders.SUPPORTED_EXTENSIONS
+            max_bytes = max_bytes if max_bytes is not None else loaders.MAX_NOTE_BYTES
         self.load = load
         self.supported = frozenset(extension.lower() for extension in supported)
         self.chunker = NoteChunker(embedder.count_tokens, max_tokens=embedder.max_tokens, config=config)
@@ -233,10 +232,11 @@ class NotesIndexer:
         folder_id = repository.ensure_folder(self.conn, folder)
         known = repository.files_in_folder(self.conn, folder_id)
         self.progress("scanning", 0, 0)
-        unread: list[tuple[_Seen, str]] = []
-        on_disk = list(scan_folder(folder, unread))
-        summary.found = len(on_disk) + len(unread)
-        present = {seen.relative for seen in on_disk} | {seen.relative for seen, _reason in unread}
+        unreadable: list[_Seen] = []
+        on_disk = list(scan_folder(folder, unreadable))
+        summary.found = len(on_disk) + len(unreadable)
+        present = {seen.relative for seen in on_disk + unreadable}
+        unread = [(seen, self._reason_without_reading(seen, "cannot be read")) for seen in unreadable]
 
         todo: list[_Seen] = []
         for seen in on_disk:
@@ -292,16 +292,24 @@ class NotesIndexer:
 
     # --- files refused before they are read -----------------------------------------------------
     def _refused_unread(self, seen: _Seen) -> str | None:
-        """Why a file is not read at all (a type no loader reads, too large, empty), or None. Decided again at
-        every scan from its name and size alone, so a type a newer version reads is read then."""
+        """Why a file is not read at all (a type no loader reads, too large), or None. Decided again at every
+        scan from its name and size alone, so a type a newer version reads is read then."""
         extension = seen.path.suffix.lower()
         if extension not in self.supported:
-            return f"unsupported file type {extension}" if extension else "unsupported file type (no extension)"
+            return self._reason_without_reading(seen, f"unknown file type {extension or '(no extension)'}")
         if seen.size > self.max_bytes:
-            return f"larger than {describe_size(self.max_bytes)}"
-        if seen.size == 0:
-            return "empty file"
+            return self._reason_without_reading(seen, f"too large: over the {describe_size(self.max_bytes)} limit")
         return None
+
+    def _reason_without_reading(self, seen: _Seen, fallback: str) -> str:
+        """The loader's own words for a file it refuses by its name or stat (it reads nothing then)."""
+        try:
+            self.load(seen.path, max_bytes=self.max_bytes)
+        except NoteSkipped as skip:
+            return skip.reason
+        except Exception:  # noqa: BLE001 - the fallback says it
+            pass
+        return fallback
 
     def _save_unread(self, folder_id: int, known: dict[str, StoredFile], unread: list[tuple[_Seen, str]],
                      summary: NotesIndexSummary) -> None:
