@@ -69,6 +69,8 @@ class NotesIndexSummary:
     kinds: dict[str, KindTotals] = field(default_factory=dict)
     #: (relative path, reason) of every file of the folder that is not indexed, after the run.
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    #: (relative path, what was left out) of the folder's files indexed in part ("line 12: not JSON").
+    problems: list[tuple[str, str]] = field(default_factory=list)
     cancelled: bool = False
     seconds: float = 0.0
 
@@ -96,6 +98,11 @@ class NotesIndexSummary:
         text = head + (f" ({', '.join(changes)})" if changes else "")
         if self.skipped:
             text += f"; {len(self.skipped):,} skipped: {describe_reasons(self.skip_reasons())}"
+        if self.problems:
+            files = len({path for path, _problem in self.problems})
+            text += (f"; {_plural(files, 'file', 'files')} indexed without a part that could not be read: "
+                     + ", ".join(problem for _path, problem in self.problems[:3])
+                     + ("…" if len(self.problems) > 3 else ""))
         text += "."
         if self.cancelled:
             text = "Stopped early; every file finished so far is kept. " + text
@@ -269,6 +276,8 @@ class NotesIndexer:
         summary.kinds = repository.kind_totals(self.conn, folder_id)
         summary.skipped = [(stored.relative_path, stored.skip_reason or "")
                            for stored in repository.skipped_files(self.conn, folder_id)]
+        summary.problems = [(stored.relative_path, problem)
+                            for stored in repository.files_with_problems(self.conn, folder_id) for problem in stored.problems]
         summary.seconds = time.perf_counter() - started
         return summary
 
@@ -455,8 +464,9 @@ class NotesIndexer:
         documents = prepared.documents or []
         pages = {(number, section.page) for number, document in enumerate(documents)
                  for section in document.sections if section.page is not None}
+        problems = tuple(problem for document in documents for problem in getattr(document, "problems", ()))
         values = prepared.seen.values(prepared.content_hash, kind=documents[0].kind, documents=len(documents),
-                                      pages=len(pages) or None)
+                                      pages=len(pages) or None, problems=problems)
         repository.save_indexed_file(self.conn, folder_id, values, loaded.chunks, self.embedder,
                                      np.stack(loaded.vectors))
         summary.embedded += len(loaded.chunks)

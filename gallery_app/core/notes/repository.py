@@ -53,6 +53,8 @@ class StoredFile:
     pages: int | None
     state: str
     skip_reason: str | None
+    #: What was left out of an indexed file while it was read (``NoteDocument.problems``).
+    problems: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,7 @@ class FileValues:
     kind: str | None = None
     documents: int = 0
     pages: int | None = None
+    problems: tuple[str, ...] = ()
 
 
 class ChunkToEmbed(NamedTuple):
@@ -164,11 +167,11 @@ def remove_folder(conn: apsw.Connection, folder_id: int) -> None:
 
 # --- files -------------------------------------------------------------------------------------
 _FILE_COLUMNS = ("id, folder_id, relative_path, size, mtime_ns, content_hash, kind, documents, pages, state, "
-                 "skip_reason")
+                 "skip_reason, problems")
 
 
 def _file(row) -> StoredFile:
-    return StoredFile(row[0], row[1], from_db(row[2]), *row[3:])
+    return StoredFile(row[0], row[1], from_db(row[2]), *row[3:-1], tuple(json.loads(row[-1])) if row[-1] else ())
 
 
 def files_in_folder(conn: apsw.Connection, folder_id: int) -> dict[str, StoredFile]:
@@ -205,17 +208,26 @@ def skipped_files(conn: apsw.Connection, folder_id: int | None = None) -> list[S
     return [_file(row) for row in rows]
 
 
+def files_with_problems(conn: apsw.Connection, folder_id: int | None = None) -> list[StoredFile]:
+    """Indexed files of which something was left out while they were read."""
+    where = " AND folder_id = ?" if folder_id is not None else ""
+    rows = conn.execute(f"SELECT {_FILE_COLUMNS} FROM note_files WHERE problems IS NOT NULL{where} "
+                        "ORDER BY folder_id, relative_path", (folder_id,) if folder_id is not None else ())
+    return [_file(row) for row in rows]
+
+
 def _upsert_file(conn: apsw.Connection, folder_id: int, values: FileValues, state: str,
                  skip_reason: str | None) -> int:
     conn.execute(
         "INSERT INTO note_files(folder_id, relative_path, size, mtime_ns, content_hash, kind, documents, pages, "
-        "state, skip_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "state, skip_reason, problems) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT(folder_id, relative_path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns, "
         "content_hash = excluded.content_hash, kind = excluded.kind, documents = excluded.documents, "
         "pages = excluded.pages, state = excluded.state, skip_reason = excluded.skip_reason, "
-        "indexed_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')",
+        "problems = excluded.problems, indexed_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now')",
         (folder_id, to_db(values.relative_path), values.size, values.mtime_ns, values.content_hash, values.kind,
-         values.documents, values.pages, state, skip_reason))
+         values.documents, values.pages, state, skip_reason,
+         json.dumps(list(values.problems), ensure_ascii=False) if values.problems else None))
     return conn.execute("SELECT id FROM note_files WHERE folder_id = ? AND relative_path = ?",
                         (folder_id, to_db(values.relative_path))).fetchone()[0]
 

@@ -258,6 +258,8 @@ def m008_notes(conn: apsw.Connection) -> None:
             pages          INTEGER,
             state          TEXT NOT NULL CHECK (state IN ('indexed', 'skipped')),
             skip_reason    TEXT,
+            -- JSON list of what was left out of an indexed file ("line 12: not JSON"); NULL when nothing
+            problems       TEXT,
             indexed_at     TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
             UNIQUE (folder_id, relative_path),
             CHECK ((state = 'skipped') = (skip_reason IS NOT NULL))
