@@ -40,6 +40,9 @@ class NoteDocument:
     part: int | None = None
     #: Front matter read as plain values (wikilinks unwrapped), kept for the chunk's context line.
     properties: dict[str, str] = field(default_factory=dict)
+    #: What of the file was left out while it was read ("line 12: not JSON", "page 3 could not be read"), for
+    #: the summary: the file is indexed without it. Carried by a file's first document only.
+    problems: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:

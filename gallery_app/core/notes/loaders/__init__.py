@@ -13,8 +13,11 @@ from pathlib import Path
 
 from gallery_app.core.file_names import printable
 from gallery_app.core.notes.documents import NoteDocument, NoteSection, NoteSkipped
+from gallery_app.core.notes.loaders.jsonl import load_jsonl
 from gallery_app.core.notes.loaders.markdown import load_markdown
+from gallery_app.core.notes.loaders.pdf import load_pdf
 from gallery_app.core.notes.loaders.text import load_text
+from gallery_app.core.notes.loaders.word import load_docx
 from gallery_app.core.units import MB, describe_size
 
 __all__ = ["LOADERS", "MAX_NOTE_BYTES", "SUPPORTED_EXTENSIONS", "NoteDocument", "NoteSection", "NoteSkipped",
@@ -30,6 +33,9 @@ LOADERS: dict[str, Loader] = {
     ".txt": load_text,
     ".md": load_markdown,
     ".markdown": load_markdown,
+    ".jsonl": load_jsonl,
+    ".pdf": load_pdf,
+    ".docx": load_docx,
 }
 
 SUPPORTED_EXTENSIONS: frozenset[str] = frozenset(LOADERS)
