@@ -39,6 +39,7 @@ KS = (1, 3, 5, 10)
 DEEPEST_RANK = 50
 DEMO_CHAT = REPO / "resources" / "demo" / "chats" / "weekend_away" / "_chat.txt"
 CHAT_QA = REPO.parent / "shared" / "fixtures" / "chat_qa"
+NOTES_QA = REPO.parent / "shared" / "fixtures" / "notes_qa"
 QUESTIONS_SUFFIX = ".questions.jsonl"
 #: The sets we wrote about our own demo chat: reported, but never part of the real chats' mean.
 DEMO_SETS = {
@@ -447,6 +448,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="also ask every set's questions in one conversation over one library of all the chats, "
                              "sets interleaved, and compare with each asked alone")
     parser.add_argument("--verbose", action="store_true", help="print every question's outcome")
+    parser.add_argument("--notes", choices=["on", "off", "only"], default=None,
+                        help="also measure ../shared/fixtures/notes_qa (default: on when no --set is given)")
     args = parser.parse_args(argv)
     if (args.questions is None) != (args.chat is None):
         parser.error("give QUESTIONS and CHAT together")
@@ -512,6 +515,9 @@ def main(argv=None) -> int:
                             **{k: v for k, v in overrides.items() if v is not None})
     options = Options(ask, args.verbose, args.in_a_row)
 
+    notes = args.notes or ("off" if args.sets or args.questions else "on")
+    if notes == "only":
+        sets = []
     imported: dict[Path, ImportedChat] = {}
     results = []
     for name, questions, chat in sets:
@@ -529,7 +535,14 @@ def main(argv=None) -> int:
               f"{' + date' if config.include_date else ''}{'' if config.trim_noise else ' with grids'} · windows {config.window_messages}/{config.window_stride} · message windows ≥ {config.message_window_words} words"
               + "".join(f" · {c}" for c in args.constant)
               + (" · vectors cached (import times are not the app's)" if args.cache else ""))
-    print_table(results, header)
+    if results:
+        print_table(results, header)
+    if notes != "off" and (NOTES_QA / "questions.jsonl").is_file():
+        from bench.notes_eval import evaluate_notes, print_notes_table
+
+        print_notes_table(evaluate_notes(embedder, NOTES_QA, verbose=args.verbose))
+        if args.cache:
+            embedder.save()
     if args.in_a_row:
         print_in_a_row(in_a_row([(name, load_questions(q), chat) for name, q, chat in sets], embedder, config, options))
         if args.cache:
