@@ -70,7 +70,7 @@ def _line_document(line: str, number: int, file_title: str) -> tuple[NoteDocumen
 
 
 def _whole(body: str) -> list[NoteSection]:
-    return [NoteSection(body.strip("\n"))] if body.strip() else []
+    return [NoteSection(body.strip("\n").rstrip())] if body.strip() else []
 
 
 def _is_markdown(record: dict, text: str) -> bool:

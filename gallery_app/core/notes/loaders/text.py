@@ -128,4 +128,4 @@ def load_text(raw: bytes, title: str) -> list[NoteDocument]:
 
 
 def _whole(body: str) -> list[NoteSection]:
-    return [NoteSection(body)] if body.strip() else []
+    return [NoteSection(body.strip("\n").rstrip())] if body.strip() else []
