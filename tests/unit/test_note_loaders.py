@@ -323,6 +323,11 @@ def test_text_in_other_encodings_is_read(tmp_path):
     for encoding in ("utf-16", "utf-16-le", "utf-16-be", "utf-8-sig"):
         [document] = load_file(write(tmp_path, f"{encoding}.txt", note.encode(encoding)))
         assert document.text == "Kessel: Garantie bis 2027\nPumpe getauscht", encoding
+    # UTF-8 with one line from a Latin-1 file pasted in, and cut in the middle of its last "é".
+    german = "Grüße aus München: Kessel geprüft, Pumpe erneuert, Rechnung über 120 €.\n" * 2
+    raw = german.encode("utf-8") + "Reçu: café".encode("latin-1") + "\nFin é".encode("utf-8")[:-1]
+    text = load_file(write(tmp_path, "mixed.md", raw))[0].text
+    assert text.startswith(german.strip()) and text.endswith("Re\ufffdu: caf\ufffd\nFin")
     cyrillic = "Гарантия на котёл до 2027 года, насос заменён."
     assert load_file(write(tmp_path, "cp1251.md", cyrillic.encode("cp1251")))[0].text == cyrillic
 
@@ -393,6 +398,7 @@ def test_skip_binary_files_with_a_text_name(tmp_path):
     png = (tmp_path / "picture.png").read_bytes()
     assert skip_reason(write(tmp_path, "notes.md", png)) == "binary file, not text: the file is a PNG image"
     assert skip_reason(write(tmp_path, "saved.txt", pdf_with_text([["x"]]))) == "binary file, not text: the file is a PDF"
+    assert skip_reason(write(tmp_path, "controls.txt", bytes(range(1, 9)) * 100)) == "binary file, not text"
 
 
 def test_skip_text_in_an_encoding_that_cannot_be_told(tmp_path):
@@ -441,6 +447,18 @@ def test_skip_what_cannot_be_read(tmp_path):
     assert skip_reason(dangling).startswith("the file is gone")
     (tmp_path / "folder.md").mkdir()
     assert skip_reason(tmp_path / "folder.md") == "a folder, not a file"
+
+
+def test_hostile_markdown_lines_take_linear_time(tmp_path):
+    import time
+
+    lines = ["[[" + "|" * 50_000, "[[a|" + "|" * 50_000, "` <" * 20_000, "# " + " " * 50_000 + "x",
+             "<span " * 20_000, "> " * 50_000]
+    path = write(tmp_path, "hostile.md", "\n".join(lines))
+    start = time.perf_counter()
+    load_file(path)
+    # Quadratic, the first line alone took 37 s; linear, all of them take a few hundredths.
+    assert time.perf_counter() - start < 5
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -18,6 +18,8 @@ _PLAUSIBLE_SHARE = 0.97
 _SAMPLE = 64 * 1024
 #: How much messier than the cleanest decoding another may look to charset-normalizer and still be as likely.
 _CHAOS_MARGIN = 0.1
+#: Valid non-ASCII UTF-8 characters per broken byte sequence that still make a file UTF-8.
+_UTF8_EVIDENCE = 2
 
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
          (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
@@ -41,9 +43,29 @@ def _decode(raw: bytes) -> str:
     if b"\x00" in raw:
         raise NoteSkipped(_binary_reason(raw))
     try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return _guess_legacy(raw)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = _mostly_utf8(raw, exc)
+        if text is None:
+            return _guess_legacy(raw)
+    if not _plausible(text):
+        raise NoteSkipped(_binary_reason(raw))
+    return text
+
+
+def _mostly_utf8(raw: bytes, error: UnicodeDecodeError) -> str | None:
+    """UTF-8 with a few broken bytes (a file cut mid-character, one pasted line from elsewhere), or None.
+
+    Legacy encodings almost never form valid UTF-8 sequences by chance, so many valid ones beside a few
+    broken ones say UTF-8; reading such a file as cp1252 would garble every other accented letter.
+    """
+    # Not final: a character cut off at the end of the file is dropped, not written as "�".
+    text = codecs.getincrementaldecoder("utf-8")("replace").decode(raw, final=False)
+    if error.start >= len(raw) - 3 and error.reason == "unexpected end of data":
+        return text
+    broken = text.count("\ufffd")
+    valid = sum(1 for ch in text if ord(ch) > 0x7F) - broken
+    return text if valid >= max(_UTF8_EVIDENCE * broken, 4) else None
 
 
 def _strict(raw: bytes, encoding: str) -> str:

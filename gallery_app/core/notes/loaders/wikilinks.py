@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 
-# `\|` is the alias separator inside a Markdown table cell, where a bare `|` would end the cell.
-_LINK = re.compile(r"(!?)\[\[([^\[\]\n]*?)(?:\\?\|([^\[\]\n]*))?\]\]")
+# `\|` is the alias separator inside a Markdown table cell, where a bare `|` would end the cell. Target and
+# alias are bounded: unbounded, a long line of "|" after "[[" takes quadratic time to give up on.
+_LINK = re.compile(r"(!?)\[\[([^\[\]|\n]{0,500}?)(?:\\?\|([^\[\]\n]{0,500}?))?\]\]")
 #: Files an embed shows as something other than text (Obsidian's attachment types and its own views).
 _ATTACHMENT_SUFFIXES = frozenset(
     ".png .jpg .jpeg .gif .bmp .svg .webp .avif .heic .tif .tiff .ico "

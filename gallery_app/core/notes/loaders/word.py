@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+import zlib
 from collections import Counter
 
 from gallery_app.core.notes.documents import NoteDocument, NoteSection, NoteSkipped
@@ -52,6 +53,10 @@ def load_docx(raw: bytes, title: str) -> list[NoteDocument]:
 
 
 def _reason(exc: Exception) -> str:
+    if isinstance(exc, zlib.error):
+        return "a compressed part of it is corrupt"
+    if type(exc).__name__ == "XMLSyntaxError":
+        return "its XML is malformed"
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
 
