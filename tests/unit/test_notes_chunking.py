@@ -1,5 +1,5 @@
 """Notes cut into chunks by the embedder's own tokenizer: within the budget, exact spans, never mid-word,
-one section each, with the context line the embedder reads first."""
+never across pages, short sections together, with the context line the embedder reads first."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ def embedder():
     return WordHashEmbedder(max_tokens=512, passage_prefix="passage: ")
 
 
-def chunks_of(embedder, *documents, budget=BUDGET, overlap=32):
+def chunks_of(embedder, *documents, budget=BUDGET, overlap=32, merge=True):
     return chunk_file(documents, embedder.count_tokens, max_tokens=embedder.max_tokens,
-                      config=NoteChunkingConfig(max_tokens=budget, overlap_tokens=overlap))
+                      config=NoteChunkingConfig(max_tokens=budget, overlap_tokens=overlap, merge_sections=merge))
 
 
 def words(count: int, stem: str = "word") -> str:
@@ -62,15 +62,34 @@ def test_only_a_word_longer_than_the_budget_is_cut_inside(embedder):
     assert all(chunk.tokens <= BUDGET for chunk in chunks)
 
 
-def test_a_chunk_never_spans_two_sections_and_knows_its_heading_path_and_page(embedder):
+def test_a_chunk_never_spans_two_pages_and_knows_its_heading_path_and_page(embedder):
     document = NoteDocument("Report", "pdf", (NoteSection("Page one text.", (), 1),
                                               NoteSection("Methods here.", ("Methods",), 2),
                                               NoteSection("More methods.", ("Methods", "Sampling"), 2)))
-    chunks = chunks_of(embedder, document)
+    chunks = chunks_of(embedder, document, merge=False)
     assert [(c.text, c.heading_path, c.page) for c in chunks] == [
         ("Page one text.", (), 1), ("Methods here.", ("Methods",), 2), ("More methods.", ("Methods", "Sampling"), 2)]
     assert [c.context for c in chunks] == ["Report, page 1", "Report › Methods, page 2",
                                            "Report › Methods › Sampling, page 2"]
+    # Short sections of one page share a chunk, under the headings they share; pages stay apart.
+    merged = chunks_of(embedder, document)
+    assert [(c.text, c.heading_path, c.page) for c in merged] == [
+        ("Page one text.", (), 1), ("Methods here.\nMore methods.", ("Methods",), 2)]
+    assert merged[1].context == "Report › Methods, page 2"
+
+
+def test_short_sections_share_a_chunk_and_long_ones_are_cut_alone(embedder):
+    sections = (NoteSection("# Coffee\n\nIntro.", ("Coffee",)), NoteSection("## Gear\n\nA V60.", ("Coffee", "Gear")),
+                NoteSection("## Beans\n\n" + LONG, ("Coffee", "Beans")), NoteSection("## Water\n\nSoft.", ("Coffee", "Water")),
+                NoteSection("# Tea\n\nSencha.", ("Tea",)))
+    document = NoteDocument("coffee", "markdown", sections)
+    chunks = chunks_of(embedder, document)
+    assert chunks[0].text == "# Coffee\n\nIntro.\n## Gear\n\nA V60." and chunks[0].heading_path == ("Coffee",)
+    assert chunks[0].context == "coffee"  # the text starts with its heading: said there
+    beans = [c for c in chunks if "Paragraph" in c.text]
+    assert len(beans) > 1 and all(c.heading_path == ("Coffee", "Beans") for c in beans)
+    assert chunks[-1].text == "## Water\n\nSoft.\n# Tea\n\nSencha." and chunks[-1].heading_path == ()
+    assert all(document.text[c.start:c.end] == c.text and c.tokens <= BUDGET for c in chunks)
 
 
 def test_the_context_line_says_the_title_once(embedder):

@@ -82,8 +82,9 @@ def test_a_folder_is_indexed_with_a_summary_per_kind(store, folder, embedder):
     assert summary.chunks == len(embedder.passages) == store.execute("SELECT count(*) FROM note_chunks").fetchone()[0]
     assert vector_ids(store, embedder) == {row[0] for row in store.execute("SELECT id FROM note_chunks")}
     # Every embedded text starts with its context line, as a chat line starts with its sender (the title is the
-    # file's name; a heading the text starts with is said there, not twice).
-    assert "boiler\n## Service\n\nAnnual service every October, booked by phone." in embedder.passages
+    # file's name; a heading the text starts with is said there, not twice); short sections share a chunk.
+    assert ("boiler\n# Boiler\n\nThe boiler warranty runs until March 2027; the installer is Kessler & Sons.\n"
+            "## Service\n\nAnnual service every October, booked by phone.") in embedder.passages
     assert "Japan 2023\n# Japan 2023" not in "".join(embedder.passages)
     assert max(embedder.batches) <= 32
 
@@ -109,7 +110,8 @@ def test_an_edited_file_alone_is_chunked_and_embedded_again(store, folder, embed
     summary = index_folder(store, folder, embedder)
     assert (summary.changed, summary.unchanged) == (1, 3)
     assert embedder.passages and all(text.startswith("coffee\n") for text in embedder.passages)
-    assert len(embedder.passages) == len(chunk_ids(store, "coffee.md")) == 3
+    assert len(embedder.passages) == len(chunk_ids(store, "coffee.md")) == 1
+    assert "Soft water, 94 degrees." in embedder.passages[0]
     assert {name: chunk_ids(store, name) for name in others} == others  # the others' rows are untouched
     assert vector_ids(store, embedder) == {row[0] for row in store.execute("SELECT id FROM note_chunks")}
 

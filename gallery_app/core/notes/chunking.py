@@ -9,17 +9,20 @@ A document's first chunk also carries its front matter (``pages: 528``), which m
 Chunks are budgeted in the embedder's own tokens (``TextEmbedder.count_tokens``), at the chat
 passages' 256 (``chat/chunking.DEFAULT_CHUNK_TOKENS``, measured there; it is also MiniLM's whole
 window, and e5 was trained on passages of that size), capped at the embedder's ``max_tokens``, so none
-is silently truncated. A chunk never spans two sections: its heading path and page are exact. A long
-section is cut at blank lines, else line ends, else sentence ends, else between words; only a single
-"word" longer than the budget (a pasted key, a URL) is cut inside. Consecutive chunks of one section
-share their boundary line or sentence when it is short (``overlap_tokens``), so an answer that sits
-on a cut is whole in one of them.
+is silently truncated. A chunk never spans two pages. Consecutive short sections that fit one chunk
+together are one (under the headings they share; their own heading lines are in the text): on
+notes_qa, one chunk per section made 559 chunks of 96 tokens on average, half under 64, and found the
+right note but the wrong few lines; together, 349 chunks and R@3 0.78 → 0.93 with e5 (192 and 384
+tokens: 0.93 too). A long section is cut alone, at blank lines, else line ends, else sentence ends,
+else between words; only a single "word" longer than the budget (a pasted key, a URL) is cut inside.
+Consecutive chunks of one section share their boundary line or sentence when it is short
+(``overlap_tokens``), so an answer that sits on a cut is whole in one of them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from gallery_app.core.chat.chunking import DEFAULT_CHUNK_TOKENS, TokenCounter
@@ -44,6 +47,8 @@ class NoteChunkingConfig:
     #: Budget per chunk in the embedder's tokens, context line included (capped at its ``max_tokens``).
     max_tokens: int = DEFAULT_CHUNK_TOKENS
     overlap_tokens: int = DEFAULT_OVERLAP_TOKENS
+    #: Consecutive short sections of a page share a chunk when they fit it together.
+    merge_sections: bool = True
 
 
 @dataclass(frozen=True)
@@ -230,12 +235,7 @@ class NoteChunker:
         if properties and all(f"{key}: {value}" in text for key, value in document.properties.items()):
             properties = ""  # a note that is only front matter has it as its text (loaders/front_matter.py)
         chunks: list[NoteChunk] = []
-        offset = 0
-        for section in document.sections:
-            start, end = _trimmed(text, offset, offset + len(section.text))
-            offset += len(section.text) + 1  # NoteDocument.text joins sections with "\n"
-            if start == end:
-                continue
+        for section, start, end in self._runs(document):
             extra = properties if not chunks else ""
             chunks.extend(self._section_chunks(document, number, section, text, start, end, extra))
         if properties and not chunks:
@@ -244,6 +244,37 @@ class NoteChunker:
             chunks.append(NoteChunk(number, document.part, 0, document.title, (), None, context, "", 0, 0,
                                     self.counter.exact(context)))
         return chunks
+
+    def _spans(self, document: NoteDocument) -> Iterator[tuple[NoteSection, int, int]]:
+        """Each section with text, and its span of ``document.text`` (sections are joined with "\n")."""
+        offset = 0
+        for section in document.sections:
+            start, end = _trimmed(document.text, offset, offset + len(section.text))
+            offset += len(section.text) + 1
+            if start < end:
+                yield section, start, end
+
+    def _runs(self, document: NoteDocument) -> Iterator[tuple[NoteSection, int, int]]:
+        """Sections to cut, with their spans: with ``merge_sections``, consecutive short sections of one page
+        that fit one chunk together are one, under the headings they share (their own headings are in their
+        text), so a note of many two-line sections is not many chunks of a few words."""
+        spans = list(self._spans(document))
+        if not self.config.merge_sections:
+            yield from spans
+            return
+        room = self.budget - self.counter.exact(context_line(document.title, (), None)) - 8
+        run: list[tuple[NoteSection, int, int]] = []
+        cost = 0
+        for span in spans:
+            section = span[0]
+            own = self.counter.line_cost(document.text[span[1]:span[2]])
+            if run and (section.page != run[0][0].page or cost + own > room):
+                yield _merged(run)
+                run, cost = [], 0
+            run.append(span)
+            cost += own
+        if run:
+            yield _merged(run)
 
     def _context(self, context: str) -> str:
         return _fit_context(context, self.counter, int(self.budget * CONTEXT_SHARE))
@@ -282,6 +313,16 @@ class NoteChunker:
             overlap = last > first and units[last].cost <= self.config.overlap_tokens
             first = last if overlap else last + 1
         return chunks
+
+
+def _merged(run: list[tuple[NoteSection, int, int]]) -> tuple[NoteSection, int, int]:
+    if len(run) == 1:
+        return run[0]
+    paths = [section.heading_path for section, _start, _end in run]
+    shared = 0
+    while all(len(path) > shared and path[shared] == paths[0][shared] for path in paths):
+        shared += 1
+    return NoteSection("", paths[0][:shared], run[0][0].page), run[0][1], run[-1][2]
 
 
 def chunk_file(documents: Iterable[NoteDocument], count_tokens: Callable[[str], int], *, max_tokens: int,
