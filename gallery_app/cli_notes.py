@@ -77,7 +77,7 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     from gallery_app.core.notes.indexer import describe_kinds
-    from gallery_app.core.notes.repository import kind_totals, list_folders, skipped_files
+    from gallery_app.core.notes.repository import files_with_problems, kind_totals, list_folders, skipped_files
 
     conn = _open_store()
     folders = list_folders(conn)
@@ -90,6 +90,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"{folder.id:>4}  {_shown_path(folder.path)}: {describe_kinds(kinds)}, {chunks:,} chunks ({scanned})")
         skipped = skipped_files(conn, folder.id)
         _print_skipped([(stored.relative_path, stored.skip_reason or "") for stored in skipped])
+        for stored in files_with_problems(conn, folder.id):
+            print(f"  indexed without ({terminal_text('; '.join(stored.problems))}): {_shown_path(stored.relative_path)}")
     return 0
 
 

@@ -50,6 +50,11 @@ def test_list_shows_each_folder_its_kinds_and_its_skipped_files(notes, capsys):
     assert out.startswith(f"   1  {notes}: 3 notes, 3 chunks (scanned ")
     assert "skipped (unknown file type .png): scan.png" in out
     assert "\x1b" not in out
+    (notes / "export.jsonl").write_text('{"title": "A", "text": "alpha"}\n[1, 2]\n', encoding="utf-8")
+    main(["notes", "add", str(notes)])
+    capsys.readouterr()
+    main(["notes", "list"])
+    assert "  indexed without (line 2: not a JSON object): export.jsonl" in capsys.readouterr().out
 
 
 def test_search_shows_the_best_chunks_with_file_and_heading(notes, capsys):

@@ -193,6 +193,16 @@ def test_every_file_that_is_not_indexed_is_reported_with_its_reason(store, folde
     assert again.skipped == summary.skipped and again.unchanged == summary.found
 
 
+def test_what_a_loader_left_out_of_a_file_is_said_and_kept(store, folder, embedder):
+    (folder / "export.jsonl").write_text('{"title": "Milk-V", "text": "Meles board, $99"}\n{broken\n', encoding="utf-8")
+    summary = index_folder(store, folder, embedder)
+    assert summary.added == 5 and summary.problems == [("export.jsonl", "line 2: not JSON")]
+    assert "; 1 file indexed without what could not be read: export.jsonl (line 2: not JSON)." in summary.describe()
+    assert index_folder(store, folder, embedder).problems == summary.problems  # kept, not read again
+    (folder / "export.jsonl").write_text('{"title": "Milk-V", "text": "Meles board, $139"}\n', encoding="utf-8")
+    assert index_folder(store, folder, embedder).problems == []
+
+
 def test_a_loader_failure_costs_one_file_not_the_folder(store, folder, embedder):
     from gallery_app.core.notes.loaders import load_file
 

@@ -99,10 +99,12 @@ class NotesIndexSummary:
         if self.skipped:
             text += f"; {len(self.skipped):,} skipped: {describe_reasons(self.skip_reasons())}"
         if self.problems:
-            files = len({path for path, _problem in self.problems})
-            text += (f"; {_plural(files, 'file', 'files')} indexed without a part that could not be read: "
-                     + ", ".join(problem for _path, problem in self.problems[:3])
-                     + ("…" if len(self.problems) > 3 else ""))
+            by_file: dict[str, list[str]] = {}
+            for path, problem in self.problems:
+                by_file.setdefault(path, []).append(problem)
+            shown = [f"{printable(path)} ({'; '.join(problems)})" for path, problems in list(by_file.items())[:3]]
+            text += (f"; {_plural(len(by_file), 'file', 'files')} indexed without what could not be read: "
+                     + ", ".join(shown) + (", …" if len(by_file) > 3 else ""))
         text += "."
         if self.cancelled:
             text = "Stopped early; every file finished so far is kept. " + text
@@ -464,7 +466,7 @@ class NotesIndexer:
         documents = prepared.documents or []
         pages = {(number, section.page) for number, document in enumerate(documents)
                  for section in document.sections if section.page is not None}
-        problems = tuple(problem for document in documents for problem in getattr(document, "problems", ()))
+        problems = tuple(problem for document in documents for problem in document.problems)
         values = prepared.seen.values(prepared.content_hash, kind=documents[0].kind, documents=len(documents),
                                       pages=len(pages) or None, problems=problems)
         repository.save_indexed_file(self.conn, folder_id, values, loaded.chunks, self.embedder,
