@@ -31,7 +31,7 @@ def _print_passages(found, stream=None, lines=None) -> None:
 
     show(found.retrieval.describe() + (f" (searched for: {found.search_query})" if searched else ""))
     for match in found.retrieval.matches:
-        show(f"  ── {match.chat_title} · {match.day} · similarity {match.similarity:.2f}")
+        show(f"  ── {_where(match, ' · ')} · similarity {match.similarity:.2f}")
         marked = (lines or {}).get(match.chunk_id)
         for line in marked or match.text.split("\n"):
             if isinstance(line, str):
@@ -41,6 +41,13 @@ def _print_passages(found, stream=None, lines=None) -> None:
     if found.retrieval.unindexed:
         print(f"  ({found.retrieval.unindexed} passages are not indexed for this model yet: "
               "run gallery-app-cli chat reindex)", file=stream)
+
+
+def _where(match, separator: str = ", ") -> str:
+    """A passage's chat and day, or a note's title, place and file."""
+    where = f"{match.chat_title}{separator}{match.day}"
+    shown = match.note is not None and match.note.relative_path != match.day
+    return f"{where} ({match.note.relative_path})" if shown else where
 
 
 def _open_store(*, to_read: bool = False):
@@ -161,7 +168,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def _session(args: argparse.Namespace):
     from gallery_app.core.chat.ask_options import AskOptions
     from gallery_app.core.chat.prompting import check_budget
-    from gallery_app.core.chat.session import ChatSession
+    from gallery_app.core.chat.session import CHATS, EVERY_SOURCE, NOTES, ChatSession
     from gallery_app.core.models.loading import notices, open_chat_llm, open_text_embedder
 
     options = AskOptions(passages=args.passages, answer_tokens=args.answer_tokens, context_tokens=args.context,
@@ -172,11 +179,30 @@ def _session(args: argparse.Namespace):
     for model in (embedder, llm):
         for notice in notices(model):
             print(f"Note: {notice}", file=sys.stderr)
-    return ChatSession(_open_store(to_read=True), embedder, llm, options, chats=args.chat or None)
+    conn = _open_store(to_read=True)
+    sources = {"chats": {CHATS}, "notes": {NOTES}}.get(args.only, EVERY_SOURCE)
+    return ChatSession(conn, embedder, llm, options, chats=args.chat or None,
+                       notes=_notes_folder_ids(conn, args.notes_folder) if args.notes_folder else None,
+                       sources=frozenset(sources))
+
+
+def _notes_folder_ids(conn, folders: list[str]) -> list[int]:
+    """The ids of the notes folders named on the command line; one never added is an error that says so."""
+    from gallery_app.core.errors import AppError
+    from gallery_app.core.notes.repository import folder_by_path
+
+    ids = []
+    for folder in folders:
+        found = folder_by_path(conn, Path(folder).expanduser().resolve())
+        if found is None:
+            raise AppError(f"{folder} is not a notes folder of this library.",
+                           hint="Add it first with: gallery-app-cli notes add FOLDER (notes list shows them).")
+        ids.append(found.id)
+    return ids
 
 
 def _sources(answer) -> str:
-    cited = ", ".join(f"[{n}] {m.chat_title}, {m.day}" for n, m in zip(answer.citations, answer.cited_matches))
+    cited = ", ".join(f"[{n}] {_where(m)}" for n, m in zip(answer.citations, answer.cited_matches))
     return f"Sources: {cited}" if cited else ""
 
 
@@ -350,6 +376,13 @@ def add_chat_commands(commands: argparse._SubParsersAction) -> None:
         if llm:
             parser.add_argument("--llm", metavar="SETTING", help="chat-llm: a model key or a .gguf file")
             parser.add_argument("--chat", type=int, action="append", metavar="ID", help="only this chat (repeatable)")
+            only = parser.add_mutually_exclusive_group()
+            only.add_argument("--chats", dest="only", action="store_const", const="chats",
+                              help="search the chats only (default: chats and notes)")
+            only.add_argument("--notes", dest="only", action="store_const", const="notes",
+                              help="search the notes folders only")
+            parser.add_argument("--notes-folder", action="append", metavar="FOLDER",
+                                help="only this notes folder (repeatable; see notes list)")
             parser.add_argument("--passages", type=_at_least(1), default=AskOptions.passages,
                                 help="passages given to the model")
             parser.add_argument("--context", type=_at_least(MIN_PROMPT_TOKENS + MIN_ANSWER_TOKENS),

@@ -39,6 +39,15 @@ def _squeeze(text: str) -> str:
     return " ".join(text.split())
 
 
+def _quoted(text: str) -> str:
+    """``text`` on one line, cut after ``CLOSEST_CHARS`` at a word."""
+    text = _squeeze(text)
+    if len(text) <= CLOSEST_CHARS:
+        return text
+    cut = text[:CLOSEST_CHARS].rsplit(" ", 1)[0] or text[:CLOSEST_CHARS]
+    return cut.rstrip(",;:.") + "…"
+
+
 def passage_lines(text: str, messages: Sequence[StoredMessage], focus_ids: Sequence[int] = ()) -> list[PassageLine]:
     """``text``'s lines, each with the message (of ``messages``, in passage order) it belongs to."""
     # A message's text as passages keep it (without its emoji grids), so each kept line starts what is left.
@@ -94,7 +103,10 @@ def answering_ids(match: Match, messages: Sequence[StoredMessage]) -> list[int]:
 
 def match_lines(conn: apsw.Connection, match: Match, text: str | None = None) -> list[PassageLine]:
     """The lines of ``text`` (default: the match's excerpt, else its passage) with owners, the answering
-    message's lines marked."""
+    message's lines marked (a note passage: its best lines, owned by no message)."""
+    if match.note is not None:
+        best = set(match.note.best_lines)
+        return [PassageLine(line, None, n in best) for n, line in enumerate((text or match.text).split("\n"))]
     by_id = {m.id: m for m in messages_by_id(conn, list(match.message_ids))}
     ordered = [by_id[i] for i in match.message_ids if i in by_id]
     return passage_lines(match.excerpt or match.text if text is None else text, ordered,
@@ -117,14 +129,19 @@ class ClosestMessage:
 
     @property
     def quote(self) -> str:
-        text = _squeeze(self.text)
-        if len(text) <= CLOSEST_CHARS:
-            return text
-        cut = text[:CLOSEST_CHARS].rsplit(" ", 1)[0] or text[:CLOSEST_CHARS]
-        return cut.rstrip(",;:.") + "…"
+        return _quoted(self.text)
 
     def describe(self) -> str:
         return f"Closest message: {self.heading}: {self.quote}"
+
+
+def closest_note_line(match: Match) -> str:
+    """For a decline whose best passage is a note's: that passage's best line, with where it is."""
+    if match.note is None:
+        return ""
+    lines = match.text.split("\n")
+    best = next((lines[n] for n in match.note.best_lines if n < len(lines)), lines[0] if lines else "")
+    return f"Closest note: {match.chat_title} ({match.day}): {_quoted(best)}"
 
 
 def closest_message(conn: apsw.Connection, match: Match, question: str = "") -> ClosestMessage | None:

@@ -22,6 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from pathlib import Path
 
 import apsw
 import numpy as np
@@ -71,9 +72,41 @@ _WORD = re.compile(r"\w{3,}", re.UNICODE)
 
 
 @dataclass(frozen=True)
+class NoteSource:
+    """Where a note passage comes from: its file, the headings above it and its page (``Match.note``)."""
+
+    folder_id: int
+    file_id: int
+    path: Path
+    relative_path: str
+    kind: str | None
+    heading_path: tuple[str, ...]
+    page: int | None
+    #: The passage's span in the document's text.
+    start: int
+    end: int
+    #: Indexes of the passage's lines that answer best (highlighted), from 0.
+    best_lines: tuple[int, ...] = ()
+
+    @property
+    def location(self) -> str:
+        """"Brewing gear › Grinders, page 3", "page 3", or the file's name when it has neither."""
+        where = " › ".join(self.heading_path)
+        page = f"page {self.page}" if self.page is not None else ""
+        return ", ".join(part for part in (where, page) if part) or Path(self.relative_path).name
+
+
+@dataclass(frozen=True)
 class Match:
+    """A passage found for a question: a chat's (``note`` None) or a note's.
+
+    For a note, ``chunk_id`` is the note chunk's id (its own numbering: ``key`` tells the two apart),
+    ``chat_id`` is None, ``chat_title`` the note's title and ``day`` where in it the passage is
+    (``NoteSource.location``), so that every place that heads a passage with its chat and day heads a
+    note passage with its title and place."""
+
     chunk_id: int
-    chat_id: int
+    chat_id: int | None
     chat_title: str
     day: str
     senders: list[str]
@@ -89,6 +122,17 @@ class Match:
     excerpt: str = ""
     #: The one message of the focus window that reads most like the answer (None: not chosen).
     answer_message_id: int | None = None
+    #: For a note passage: its file, headings and page.
+    note: NoteSource | None = None
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """Unique among a retrieval's matches (chat and note passages are numbered apart)."""
+        return ("note" if self.note is not None else "chat", self.chunk_id)
+
+    @property
+    def is_note(self) -> bool:
+        return self.note is not None
 
 
 @dataclass
@@ -99,6 +143,9 @@ class Retrieval:
     unindexed: int = 0
     #: Days the question named, as read from it.
     spans: list[DaySpan] = field(default_factory=list)
+    #: Mean and spread of the question's similarity over the chat windows searched: the scale of the chat
+    #: passages' scores, on which another source's passages can be scored (None: no chat was searched).
+    scale: tuple[float, float] | None = None
 
     @property
     def passage_count(self) -> int:
@@ -106,14 +153,21 @@ class Retrieval:
 
     @property
     def chat_count(self) -> int:
-        return len({match.chat_id for match in self.matches})
+        return len({match.chat_id for match in self.matches if match.note is None})
+
+    @property
+    def note_count(self) -> int:
+        """How many notes (files, or lines of a ``.jsonl``) the passages come from."""
+        return len({(match.note.file_id, match.chat_title) for match in self.matches if match.note is not None})
 
     def describe(self) -> str:
+        """"Found 5 passages in 2 chats and 1 note"."""
         if not self.matches:
             return "No passages found."
         passages = "passage" if self.passage_count == 1 else "passages"
-        chats = "chat" if self.chat_count == 1 else "chats"
-        return f"Found {self.passage_count} {passages} in {self.chat_count} {chats}"
+        sources = [f"{count} {word}{'' if count == 1 else 's'}"
+                   for count, word in ((self.chat_count, "chat"), (self.note_count, "note")) if count]
+        return f"Found {self.passage_count} {passages} in {' and '.join(sources)}"
 
 
 def fts_query(text: str) -> str | None:
@@ -131,6 +185,8 @@ class _Scored:
     similarity: np.ndarray
     score: np.ndarray
     days: np.ndarray
+    #: Mean and spread of the question's similarity over every window searched (its z-scores' scale).
+    scale: tuple[float, float] = (0.0, 1.0)
 
 
 _LANGUAGES: dict[tuple, dict[int, str]] = {}
@@ -182,8 +238,9 @@ class ChatRetriever:
         order = np.lexsort((combined, chunk_of_window))
         last_of_run = np.r_[chunk_of_window[order][1:] != chunk_of_window[order][:-1], True]
         best = order[last_of_run]
+        first = found.scores[:, 0]
         return _Scored(chunk_of_window[best], window_ids[best], raw[best], combined[best].astype(np.float64),
-                       found.days[best])
+                       found.days[best], (float(first.mean()), float(first.std()) or 1.0))
 
     def _z_by_language(self, window_ids: np.ndarray, window_scores: np.ndarray) -> np.ndarray:
         """z-scores within each language's windows: a question scores every window in its own language
@@ -218,7 +275,7 @@ class ChatRetriever:
     def _lift_neighbourhood(self, scored: _Scored, anchors: Sequence[Match]) -> None:
         times = self._chunk_times()
         near = timedelta(hours=NEAR_HOURS)
-        anchor_times = [times[m.chunk_id] for m in anchors[:FOLLOW_UP_ANCHORS] if m.chunk_id in times]
+        anchor_times = [times[m.chunk_id] for m in anchors[:FOLLOW_UP_ANCHORS] if m.note is None and m.chunk_id in times]
         if not anchor_times:
             return
         lift = np.zeros(len(scored.chunk_ids))
@@ -285,6 +342,7 @@ class ChatRetriever:
         scored = self._score(queries, chats)
         if scored is None:
             return result
+        result.scale = scored.scale
         chat_days = passage_days(self.conn, chats)
         # A follow-up without a date of its own ("and who got it right?") is about the previous one's.
         result.spans = (spans_in_question(question, *chat_days)

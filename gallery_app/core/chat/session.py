@@ -18,22 +18,33 @@ from gallery_app.core.chat.citations import citations, strip_markers
 from gallery_app.core.chat.events import (
     NOTHING_FOUND, UNSUPPORTED, Answer, AnswerPiece, AskEvent, MatchesFound, Status, StatusKind,
 )
-from gallery_app.core.chat.evidence import closest_message
+from gallery_app.core.chat.evidence import closest_message, closest_note_line
 from gallery_app.core.chat.follow_ups import is_follow_up
 from gallery_app.core.chat.grounding import check_answer, continues_chat_log
 from gallery_app.core.chat.prompting import (
     DONT_KNOW, Conversation, Prompt, PromptBuilder, check_budget, passage_body,
 )
 from gallery_app.core.chat.repository import chat_participants
-from gallery_app.core.chat.retrieval import ChatRetriever, Retrieval
+from gallery_app.core.chat.retrieval import ChatRetriever, Match, Retrieval
 from gallery_app.core.errors import AppError, Cancelled
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
+from gallery_app.core.notes.matches import has_notes, note_matches
 
 REWRITE_INSTRUCTIONS = (
     "Rewrite the last question so that it can be understood without the conversation before it. "
     "Replace words like it, that, there, he or she with what they refer to. "
     "Keep names, places, dates and amounts. Reply with the rewritten question only."
 )
+
+
+def merge_by_score(chat: Sequence[Match], notes: Sequence[Match], k: int, *, by_similarity: bool = False) -> list[Match]:
+    """The ``k`` best of both sources. The notes' scores are z-scores on the chats' scale (``note_matches``), so
+    they compare with the chat passages'; keyword fusion's scores are ranks, not z, so then the cosine
+    similarity decides."""
+    def key(match: Match) -> float:
+        return match.similarity if by_similarity else match.score
+
+    return sorted([*chat, *notes], key=key, reverse=True)[:k]
 
 
 def check_question(question: str) -> None:
@@ -48,12 +59,21 @@ def check_passages(k: int) -> None:
                        hint="Nothing was asked. Set Passages per question in Settings, or --passages, to 1 or more.")
 
 
+#: What a question searches: the chats, the notes folders, or both.
+CHATS, NOTES = "chats", "notes"
+EVERY_SOURCE = frozenset({CHATS, NOTES})
+
+
 class ChatSession:
     def __init__(self, conn: apsw.Connection, embedder: TextEmbedder, llm: ChatModel | None = None,
                  options: AskOptions = AskOptions(),
-                 *, chats: Sequence[int] | None = None, conversation: Conversation | None = None):
+                 *, chats: Sequence[int] | None = None, conversation: Conversation | None = None,
+                 notes: Sequence[int] | None = None, sources: frozenset[str] = EVERY_SOURCE):
         """``conversation``: the turns so far, when they outlive this session (the window keeps one per
-        conversation and asks each question with a new session); the session adds each answered turn to it."""
+        conversation and asks each question with a new session); the session adds each answered turn to it.
+
+        ``sources``: whether chats, notes or both are searched; ``chats`` / ``notes``: which chats and which
+        notes folders (None: all of them)."""
         check_passages(options.passages)
         if llm is not None:
             check_budget(llm.n_ctx, options.answer_tokens)
@@ -62,7 +82,10 @@ class ChatSession:
         self.retriever = ChatRetriever(conn, embedder, use_keywords=options.use_keywords,
                                        rare_words=options.rare_words, by_language=options.by_language)
         self.llm = llm
+        self.embedder = embedder
         self.chats = list(chats) if chats else None
+        self.notes = list(notes) if notes else None
+        self.sources = frozenset(sources)
         self.conversation = conversation if conversation is not None else Conversation()
         self.prompts = (PromptBuilder(llm, answer_tokens=options.answer_tokens, excerpts=options.excerpts)
                         if llm is not None else None)
@@ -92,7 +115,7 @@ class ChatSession:
         and that turn found passages in the chats asked now (another chat's turn is another subject)."""
         if self.conversation.previous_question is None or self.options.follow_ups is FollowUps.NONE:
             return False
-        previous_chats = {match.chat_id for match in self.conversation.previous_matches}
+        previous_chats = {match.chat_id for match in self.conversation.previous_matches if not match.is_note}
         if self.chats is not None and previous_chats and not previous_chats & set(self.chats):
             return False
         return is_follow_up(question)
@@ -110,11 +133,18 @@ class ChatSession:
         """The passages for ``question`` as a turn of this conversation: (what was searched, retrieval)."""
         query = self.search_query(question)
         passages, min_score = self.options.passages, self.options.min_score
-        if self.options.follow_ups is FollowUps.NEIGHBOURHOOD and query != question:
-            return query, self.retriever.retrieve(question, k=passages, min_score=min_score, chats=self.chats,
-                                                  context_query=query,
-                                                  follow_up_of=self.conversation.previous_matches)
-        return query, self.retriever.retrieve(query, k=passages, min_score=min_score, chats=self.chats)
+        if CHATS not in self.sources:
+            found = Retrieval(query)
+        elif self.options.follow_ups is FollowUps.NEIGHBOURHOOD and query != question:
+            found = self.retriever.retrieve(question, k=passages, min_score=min_score, chats=self.chats,
+                                            context_query=query, follow_up_of=self.conversation.previous_matches)
+        else:
+            found = self.retriever.retrieve(query, k=passages, min_score=min_score, chats=self.chats)
+        if NOTES in self.sources and has_notes(self.conn):
+            notes = note_matches(self.conn, self.embedder, query, passages, folder_ids=self.notes, min_score=min_score,
+                                 scale=found.scale)
+            found.matches = merge_by_score(found.matches, notes, passages, by_similarity=self.options.use_keywords)
+        return query, found
 
     def ask(self, question: str, *, cancel: Callable[[], bool] | None = None) -> Iterator[AskEvent]:
         """Yields MatchesFound, a Status while the model is read, AnswerPieces, then the Answer; remembers the turn."""
@@ -133,7 +163,7 @@ class ChatSession:
                 self.llm.count_tokens("warm up")
                 if cancel is not None and cancel():
                     raise Cancelled()
-            participants = chat_participants(self.conn, sorted({m.chat_id for m in retrieval.matches}))
+            participants = chat_participants(self.conn, sorted({m.chat_id for m in retrieval.matches if not m.is_note}))
             # The turns before are replayed only to a follow-up: to another question they are noise.
             replayed = self.conversation if self.follows_up(question) else None
             prompt = self.prompts.build(question, retrieval.matches, replayed, participants)
@@ -167,8 +197,10 @@ class ChatSession:
         if grounding.grounded and strip_markers(raw).strip() and DONT_KNOW.lower() not in raw.lower():
             read = [passage_body(m, excerpts=self.prompts.excerpts) for m in prompt.matches]
             return Answer(question, query, retrieval, prompt, raw, raw, grounding, citations(raw, read))
-        closest = closest_message(self.conn, retrieval.matches[0], question)
-        text = UNSUPPORTED + (f"\n{closest.describe()}" if closest else "")
+        top = retrieval.matches[0]
+        closest = None if top.is_note else closest_message(self.conn, top, question)
+        nearest = closest.describe() if closest else closest_note_line(top)
+        text = UNSUPPORTED + (f"\n{nearest}" if nearest else "")
         return Answer(question, query, retrieval, prompt, text, raw, grounding, closest=closest, declined=True)
 
     def answer(self, question: str, **kwargs) -> Answer:
