@@ -37,6 +37,20 @@ def normalised(text: str) -> str:
     return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text)).strip()
 
 
+@dataclass
+class _Hit:
+    """A passage found when chats are searched too: a note chunk, or None for a chat passage."""
+
+    chunk: object | None
+    page: int | None
+
+
+def chunks_by_id(conn, ids):
+    from gallery_app.core.notes.repository import chunks_by_id as stored
+
+    return stored(conn, ids)
+
+
 def load_questions(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
@@ -62,34 +76,55 @@ class NotesResult:
         return sum(r is not None and r <= k for r in chosen) / len(chosen) if chosen else float("nan")
 
 
-def index_notes(folder: Path, embedder) -> tuple[object, float, str]:
+def index_notes(folder: Path, embedder, conn=None) -> tuple[object, float, str]:
     from gallery_app.core.notes.indexer import index_folder
     from gallery_app.core.store import open_store
 
-    conn = open_store(Path(tempfile.mkdtemp(prefix="notes-eval-")) / "notes.db")
+    conn = conn or open_store(Path(tempfile.mkdtemp(prefix="notes-eval-")) / "notes.db")
     started = time.perf_counter()
     summary = index_folder(conn, folder, embedder)
     return conn, time.perf_counter() - started, summary.describe()
 
 
-def evaluate_notes(embedder, fixture: Path = NOTES_QA, *, verbose: bool = False) -> NotesResult:
+def evaluate_notes(embedder, fixture: Path = NOTES_QA, *, verbose: bool = False, chats: list[Path] = ()) -> NotesResult:
+    """``chats``: exports imported into the same library first, so each question is asked as the app asks
+    it (``ChatSession``, chats and notes together) and a chat passage can take a note's place."""
+    from gallery_app.core.chat.importer import import_chat
+    from gallery_app.core.chat.session import ChatSession
+    from gallery_app.core.chat.ask_options import AskOptions
     from gallery_app.core.notes.search import search_notes
+    from gallery_app.core.store import open_store
 
-    conn, seconds, summary = index_notes(fixture / "folder", embedder)
-    result = NotesResult(fixture.name, index_seconds=seconds, summary=summary)
+    library = None
+    if chats:
+        library = open_store(Path(tempfile.mkdtemp(prefix="notes-eval-")) / "library.db")
+        for chat in chats:
+            import_chat(library, chat, embedder)
+    conn, seconds, summary = index_notes(fixture / "folder", embedder, library)
+    result = NotesResult(fixture.name + (f" beside {len(chats)} chats" if chats else ""), index_seconds=seconds,
+                         summary=summary)
+    session = ChatSession(conn, embedder, options=AskOptions(passages=DEEPEST_RANK)) if chats else None
     for item in load_questions(fixture / "questions.jsonl"):
         if not item["gold"]:
             result.unanswerable += 1
             continue
-        hits = search_notes(conn, embedder, item["question"], k=DEEPEST_RANK)
-        rank = next((n for n, hit in enumerate(hits, 1) if holds_gold(hit.chunk, item["gold"])), None)
+        if session is not None:
+            session.new_conversation()
+            found = session.retrieve(item["question"])[1].matches
+            chunk_of = chunks_by_id(conn, [m.chunk_id for m in found if m.is_note])
+            hits = [_Hit(chunk_of.get(m.chunk_id) if m.is_note else None, m.note.page if m.is_note else None)
+                    for m in found]
+        else:
+            hits = search_notes(conn, embedder, item["question"], k=DEEPEST_RANK)
+        rank = next((n for n, hit in enumerate(hits, 1) if hit.chunk is not None and holds_gold(hit.chunk, item["gold"])),
+                    None)
         result.ranks.append(rank)
         result.kinds.append(item["kind"])
         if rank is None or rank > 3:
             result.misses.append({"id": item["id"], "question": item["question"], "kind": item["kind"], "rank": rank,
                                   "gold": item["gold"],
-                                  "top": [{"file": h.chunk.relative_path, "page": h.page, "text": h.text[:300]}
-                                          for h in hits[:3]]})
+                                  "top": [{"file": h.chunk.relative_path if h.chunk else "(a chat)", "page": h.page,
+                                           "text": h.chunk.text[:300] if h.chunk else ""} for h in hits[:3]]})
         if verbose:
             print(f"  {item['id']} {item['kind']:<13} rank {rank if rank else '-':>3}  {item['question']}")
     conn.close()
@@ -112,8 +147,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Retrieval on ../shared/fixtures/notes_qa.")
     parser.add_argument("--embedder", help="text-embedder setting (default: the role's default)")
     parser.add_argument("--fixture", type=Path, default=NOTES_QA)
+    parser.add_argument("--cache", type=Path, default=None, help="vector cache folder (as chat_eval.py --cache)")
     parser.add_argument("--misses", type=Path, default=REPO / ".cache" / "notes_eval_misses.jsonl")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--with-chats", action="store_true",
+                        help="the real chats of ../shared/fixtures/chat_qa in the same library, asked together")
     args = parser.parse_args(argv)
     if not (args.fixture / "questions.jsonl").is_file():
         print(f"no notes set at {args.fixture}: nothing to measure")
@@ -122,7 +160,14 @@ def main(argv=None) -> int:
     from gallery_app.core.models.loading import open_text_embedder
 
     embedder = open_text_embedder(args.embedder)
-    result = evaluate_notes(embedder, args.fixture, verbose=args.verbose)
+    chats = sorted((REPO.parent / "shared" / "fixtures" / "chat_qa").glob("*.txt")) if args.with_chats else []
+    if args.cache:
+        from bench.chat_eval import CachedEmbedder
+
+        embedder = CachedEmbedder(embedder, args.cache)
+    result = evaluate_notes(embedder, args.fixture, verbose=args.verbose, chats=chats)
+    if args.cache:
+        embedder.save()
     print(f"embedder {embedder.spec.key}")
     print_notes_table(result)
     args.misses.parent.mkdir(parents=True, exist_ok=True)
