@@ -4,7 +4,7 @@
     python bench/notes_eval.py --embedder SPEC --verbose
 
 The folder is indexed once into a temporary store with the app's own notes indexer, then every
-question is searched as the app searches notes. A chunk *contains* a gold entry when it is a chunk of
+question is asked as the app asks it (``ChatSession.retrieve``). A chunk *contains* a gold entry when it is a chunk of
 that entry's file and its text holds the quote, both read after Unicode NFKC and with every run of
 whitespace made one space (the set's README). R@k is the share of the answerable questions with a gold
 chunk in the top k; "top holds gold" is the retrieval half of evidence@1 (the other half, the answer's
@@ -92,7 +92,6 @@ def evaluate_notes(embedder, fixture: Path = NOTES_QA, *, verbose: bool = False,
     from gallery_app.core.chat.importer import import_chat
     from gallery_app.core.chat.session import ChatSession
     from gallery_app.core.chat.ask_options import AskOptions
-    from gallery_app.core.notes.search import search_notes
     from gallery_app.core.store import open_store
 
     library = None
@@ -103,19 +102,16 @@ def evaluate_notes(embedder, fixture: Path = NOTES_QA, *, verbose: bool = False,
     conn, seconds, summary = index_notes(fixture / "folder", embedder, library)
     result = NotesResult(fixture.name + (f" beside {len(chats)} chats" if chats else ""), index_seconds=seconds,
                          summary=summary)
-    session = ChatSession(conn, embedder, options=AskOptions(passages=DEEPEST_RANK)) if chats else None
+    session = ChatSession(conn, embedder, options=AskOptions(passages=DEEPEST_RANK))
     for item in load_questions(fixture / "questions.jsonl"):
         if not item["gold"]:
             result.unanswerable += 1
             continue
-        if session is not None:
-            session.new_conversation()
-            found = session.retrieve(item["question"])[1].matches
-            chunk_of = chunks_by_id(conn, [m.chunk_id for m in found if m.is_note])
-            hits = [_Hit(chunk_of.get(m.chunk_id) if m.is_note else None, m.note.page if m.is_note else None)
-                    for m in found]
-        else:
-            hits = search_notes(conn, embedder, item["question"], k=DEEPEST_RANK)
+        session.new_conversation()
+        found = session.retrieve(item["question"])[1].matches
+        chunk_of = chunks_by_id(conn, [m.chunk_id for m in found if m.is_note])
+        hits = [_Hit(chunk_of.get(m.chunk_id) if m.is_note else None, m.note.page if m.is_note else None)
+                for m in found]
         rank = next((n for n, hit in enumerate(hits, 1) if hit.chunk is not None and holds_gold(hit.chunk, item["gold"])),
                     None)
         result.ranks.append(rank)
