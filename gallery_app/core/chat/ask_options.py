@@ -1,4 +1,5 @@
-"""How a question is asked: how many passages, how long an answer, which context, how follow-ups search.
+"""How a question is asked: how many passages, how long an answer, which context, how follow-ups search,
+which answer instructions.
 
 ``AskOptions`` holds the one default of each: the window's Settings, the CLI's arguments, ``ChatSession``,
 ``PromptBuilder`` and the benches all start from it. The measurements behind them are in docs/chat.md.
@@ -9,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from gallery_app.core.chat.instructions import DEFAULT_INSTRUCTIONS, parse_instructions
 from gallery_app.core.models.memory import CONTEXT_TOKENS
 
 
@@ -44,6 +46,11 @@ class AskOptions:
     by_language: bool = False
     #: Passages scoring below this are left out.
     min_score: float = 0.0
+    #: The rules and where the messages and the question go (core/chat/instructions.py): the person's own
+    #: text when they replaced it.
+    instructions: str = DEFAULT_INSTRUCTIONS
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "follow_ups", FollowUps(self.follow_ups))
+        # Refused here, before any model is loaded, rather than at the first question.
+        parse_instructions(self.instructions)

@@ -1,5 +1,10 @@
 """Grounded prompts that always fit: rules, retrieved passages, recent turns, the question.
 
+How the rules, the passages and the question are laid out is a ``PromptStrategy``, replaceable as one
+piece (``InstructionsStrategy`` makes one of a person's answer instructions; the app's own is the default).
+What is dropped and how much fits is the builder's alone: it measures each rendering of the strategy,
+so no strategy can make a prompt that overflows the context.
+
 Every part is counted with the LLM's own tokenizer. When prompt + answer budget would not
 fit the context window, the least useful parts go first — the running summary, passages
 ranked below the top two, the oldest turns, then the remaining passages down to one, then that
@@ -12,21 +17,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from gallery_app.core.chat.ask_options import AskOptions
 from gallery_app.core.chat.chat_model import ChatModel
 from gallery_app.core.chat.citations import marker
+from gallery_app.core.chat.instructions import (
+    DEFAULT_INSTRUCTIONS, SYSTEM_PROMPT as SYSTEM_PROMPT, Instructions, fill, parse_instructions,
+)
 from gallery_app.core.chat.retrieval import Match
 from gallery_app.core.errors import AppError
 
-SYSTEM_PROMPT = (
-    "You answer questions about the user's own chat messages.\n"
-    "Use only the context messages below. Each context line starts with the name of the person who wrote it, "
-    "then a colon: that person said it.\n"
-    "Never name a person who does not appear in the context.\n"
-    "Answer in one short sentence, then write the number of the passage you used, like [1].\n"
-    "If the context does not contain the answer, reply exactly: I don't know."
-)
 DONT_KNOW = "I don't know"
 #: Base models follow examples better than instructions: one answer found in the context, one not.
 COMPLETION_EXAMPLE = (
@@ -41,6 +42,8 @@ COMPLETION_EXAMPLE = (
     "Q: Who is bringing the tickets?\n"
     "A: Lee [1].\n"
 )
+#: What the context slot holds when nothing was found (a question asked without passages).
+NO_MESSAGES = "(no messages found)"
 MAX_REPLAYED_TURNS = 6
 SUMMARY_TOKENS = 120
 #: Tokens kept free besides the answer, for the template's markers the per-part counts miss.
@@ -51,6 +54,7 @@ MIN_PROMPT_TOKENS = 320
 MIN_ANSWER_TOKENS = 16
 #: Where the settings live, for messages that name them.
 BUDGET_SETTINGS = "Settings → LLM context size and Answer length, or --context and --answer-tokens"
+INSTRUCTIONS_SETTINGS = "Settings → Answer instructions, or --instructions"
 
 
 class PromptTooLong(AppError):
@@ -154,30 +158,76 @@ class Prompt:
     context: str = ""
 
 
+class PromptStrategy(Protocol):
+    """How the rules, the passages and the question are laid into one prompt.
+
+    A strategy lays out what it is given and nothing more: the builder chooses which passages, turns
+    and summary to give it and tokenises what it renders, dropping parts until that fits.
+    """
+
+    #: False for a person's own instructions, so a prompt too long names them as something to shorten.
+    is_default: bool
+
+    def context(self, matches: Sequence[Match], *, excerpts: bool) -> str:
+        """The passages as the model reads them (the answer is checked against exactly this)."""
+
+    def render(self, llm: ChatModel, question: str, context: str, turns: Sequence[Turn],
+               summary: str) -> tuple[str, list[str]]:
+        """The whole prompt for ``llm`` and its stop strings; ``context`` is ``self.context(...)``."""
+
+
+class InstructionsStrategy:
+    """Answer instructions (``core.chat.instructions``) laid out for a chat model or a base model."""
+
+    def __init__(self, instructions: str | Instructions = DEFAULT_INSTRUCTIONS):
+        self.instructions = (instructions if isinstance(instructions, Instructions)
+                             else parse_instructions(instructions))
+
+    @property
+    def is_default(self) -> bool:
+        return self.instructions.is_default
+
+    def context(self, matches: Sequence[Match], *, excerpts: bool) -> str:
+        return format_context(matches, excerpts=excerpts)
+
+    def render(self, llm: ChatModel, question: str, context: str, turns: Sequence[Turn],
+               summary: str) -> tuple[str, list[str]]:
+        values = {"context": context or NO_MESSAGES, "question": question}
+        rules = self.instructions.rules
+        if llm.chat_template is not None:
+            earlier = f"Earlier in this conversation:\n{summary}" if summary else ""
+            system = "\n\n".join(part for part in (rules, earlier) if part)
+            messages = [{"role": "system", "content": system}] if system else []
+            for turn in turns:
+                messages += [{"role": "user", "content": turn.question}, {"role": "assistant", "content": turn.answer}]
+            messages.append({"role": "user", "content": fill(self.instructions.request, values)})
+            return llm.render_chat(messages)
+        # A base model continues text: the rules, the context, then a Q/A transcript ending in "A:".
+        history = "".join(f"Q: {t.question}\nA: {t.answer}\n" for t in turns)
+        earlier = f"Earlier in this conversation:\n{summary}\n\n" if summary else ""
+        head = "\n\n".join(part for part in (rules, COMPLETION_EXAMPLE) if part)
+        request = fill(self.instructions.completion_request, values)
+        return f"{head}\n{earlier}{request}\n\n{history}Q: {question}\nA:", ["\nQ:", "\n\n"]
+
+
+#: The app's own instructions and layout.
+DEFAULT_STRATEGY = InstructionsStrategy()
+
+
 class PromptBuilder:
     """Builds the prompt for one question within ``n_ctx`` (prompt) + ``answer_tokens`` (answer)."""
 
-    def __init__(self, llm: ChatModel, *, answer_tokens: int = AskOptions.answer_tokens, excerpts: bool = AskOptions.excerpts):
+    def __init__(self, llm: ChatModel, *, answer_tokens: int = AskOptions.answer_tokens, excerpts: bool = AskOptions.excerpts,
+                 strategy: PromptStrategy = DEFAULT_STRATEGY):
         self.llm = llm
         self.answer_tokens = answer_tokens
         #: Give the model each match's focused excerpt instead of the whole passage.
         self.excerpts = excerpts
+        self.strategy = strategy
 
     def _render(self, question: str, matches: Sequence[Match], turns: Sequence[Turn], summary: str) -> tuple[str, list[str]]:
-        context = format_context(matches, excerpts=self.excerpts) or "(no messages found)"
-        user = f"Context:\n{context}\n\nQuestion: {question}"
-        if self.llm.chat_template is not None:
-            system = SYSTEM_PROMPT + (f"\n\nEarlier in this conversation:\n{summary}" if summary else "")
-            messages = [{"role": "system", "content": system}]
-            for turn in turns:
-                messages += [{"role": "user", "content": turn.question}, {"role": "assistant", "content": turn.answer}]
-            messages.append({"role": "user", "content": user})
-            return self.llm.render_chat(messages)
-        # A base model continues text: the rules, the context, then a Q/A transcript ending in "A:".
-        history = "".join(f"Q: {t.question}\nA: {t.answer}\n" for t in turns)
-        earlier = f"Earlier in this conversation:\n{summary}\n\n" if summary else ""
-        text = f"{SYSTEM_PROMPT}\n\n{COMPLETION_EXAMPLE}\n{earlier}Context:\n{context}\n\n{history}Q: {question}\nA:"
-        return text, ["\nQ:", "\n\n"]
+        context = self.strategy.context(matches, excerpts=self.excerpts)
+        return self.strategy.render(self.llm, question, context, turns, summary)
 
     def build(self, question: str, matches: Sequence[Match], conversation: Conversation | None = None,
               participants: Sequence[str] = ()) -> Prompt:
@@ -186,6 +236,7 @@ class PromptBuilder:
         summary = summarise(conversation.older, self.llm.count_tokens) if conversation.older else ""
         limit = self.llm.n_ctx - self.answer_tokens - SAFETY_MARGIN
         while True:
+            # The whole rendering is measured every time: a strategy may lay parts out in any way.
             text, stops = self._render(question, matches, turns, summary)
             tokens = self.llm.tokenize(text)
             if len(tokens) <= limit:
@@ -204,15 +255,17 @@ class PromptBuilder:
             else:
                 # Only the rules and the question are left, and they alone are too long (a huge question,
                 # or a window the settings check could not foresee, such as a model's own smaller limit).
+                shorter = ("a shorter question" if self.strategy.is_default
+                           else f"a shorter question, shorten the answer instructions ({INSTRUCTIONS_SETTINGS})")
                 raise PromptTooLong(
                     f"The question does not fit the language model's context: the rules and the question "
                     f"alone take {len(tokens)} tokens, and {max(0, limit)} of the {self.llm.n_ctx} are left "
                     f"once {self.answer_tokens} are kept for the answer.",
-                    hint=f"Nothing was asked. Ask a shorter question, or make more room in {BUDGET_SETTINGS}.")
+                    hint=f"Nothing was asked. Ask {shorter}, or make more room in {BUDGET_SETTINGS}.")
         # A small model that starts writing the next chat line ("Ana: …") or a new paragraph has stopped
         # answering the one-sentence question.
         stops = list(dict.fromkeys(stops + ["\n\n"] + [f"\n{name}:" for name in participants]))
-        context = format_context(matches, excerpts=self.excerpts)
+        context = self.strategy.context(matches, excerpts=self.excerpts)
         return Prompt(text, tokens, stops, matches, turns, summary, self.answer_tokens, context)
 
 

@@ -22,7 +22,7 @@ from gallery_app.core.chat.evidence import closest_message, closest_note_line
 from gallery_app.core.chat.follow_ups import is_follow_up
 from gallery_app.core.chat.grounding import check_answer, continues_chat_log
 from gallery_app.core.chat.prompting import (
-    DONT_KNOW, Conversation, Prompt, PromptBuilder, check_budget, passage_body,
+    DONT_KNOW, Conversation, InstructionsStrategy, Prompt, PromptBuilder, PromptStrategy, check_budget, passage_body,
 )
 from gallery_app.core.chat.repository import chat_participants
 from gallery_app.core.chat.retrieval import ChatRetriever, Match, Retrieval
@@ -68,12 +68,14 @@ class ChatSession:
     def __init__(self, conn: apsw.Connection, embedder: TextEmbedder, llm: ChatModel | None = None,
                  options: AskOptions = AskOptions(),
                  *, chats: Sequence[int] | None = None, conversation: Conversation | None = None,
-                 notes: Sequence[int] | None = None, sources: frozenset[str] = EVERY_SOURCE):
+                 notes: Sequence[int] | None = None, sources: frozenset[str] = EVERY_SOURCE,
+                 strategy: PromptStrategy | None = None):
         """``conversation``: the turns so far, when they outlive this session (the window keeps one per
         conversation and asks each question with a new session); the session adds each answered turn to it.
 
         ``sources``: whether chats, notes or both are searched; ``chats`` / ``notes``: which chats and which
-        notes folders (None: all of them)."""
+        notes folders (None: all of them). ``strategy``: how prompts are laid out, in place of the one
+        ``options.instructions`` make."""
         check_passages(options.passages)
         if llm is not None:
             check_budget(llm.n_ctx, options.answer_tokens)
@@ -87,7 +89,8 @@ class ChatSession:
         self.notes = list(notes) if notes else None
         self.sources = frozenset(sources)
         self.conversation = conversation if conversation is not None else Conversation()
-        self.prompts = (PromptBuilder(llm, answer_tokens=options.answer_tokens, excerpts=options.excerpts)
+        self.prompts = (PromptBuilder(llm, answer_tokens=options.answer_tokens, excerpts=options.excerpts,
+                                      strategy=strategy or InstructionsStrategy(options.instructions))
                         if llm is not None else None)
 
     # --- follow-ups ---------------------------------------------------------------------------
