@@ -172,7 +172,7 @@ def _session(args: argparse.Namespace):
     from gallery_app.core.models.loading import notices, open_chat_llm, open_text_embedder
 
     options = AskOptions(passages=args.passages, answer_tokens=args.answer_tokens, context_tokens=args.context,
-                         follow_ups=args.follow_ups)
+                         follow_ups=args.follow_ups, instructions=chosen_instructions(args))
     check_budget(options.context_tokens, options.answer_tokens)  # before any model is loaded
     llm = open_chat_llm(args.llm, n_ctx=options.context_tokens)
     embedder = open_text_embedder(args.embedder)
@@ -199,6 +199,23 @@ def _notes_folder_ids(conn, folders: list[str]) -> list[int]:
                            hint="Add it first with: gallery-app-cli notes add FOLDER (notes list shows them).")
         ids.append(found.id)
     return ids
+
+
+def add_instructions_option(parser: argparse.ArgumentParser) -> None:
+    """``--instructions FILE``, for every command that asks (read by ``chosen_instructions``)."""
+    parser.add_argument("--instructions", metavar="FILE",
+                        help="answer instructions from a UTF-8 text file, in place of the app's own: the rules, with "
+                             "{context} where the messages go and {question} where the question goes "
+                             "(write {{ or }} for a brace)")
+
+
+def chosen_instructions(args: argparse.Namespace) -> str:
+    """The instructions ``--instructions`` names (a file that cannot make a prompt is refused here, before any
+    model is loaded), else the app's own."""
+    from gallery_app.core.chat.ask_options import AskOptions
+    from gallery_app.core.chat.instructions import read_instructions
+
+    return read_instructions(args.instructions).text if args.instructions else AskOptions.instructions
 
 
 def _sources(answer) -> str:
@@ -394,6 +411,7 @@ def add_chat_commands(commands: argparse._SubParsersAction) -> None:
             parser.add_argument("--follow-ups", choices=[f.value for f in FollowUps],
                                 default=AskOptions.follow_ups.value, help="how a follow-up question is searched for")
             parser.add_argument("--show-prompt", action="store_true", help="print the exact prompt sent to the model")
+            add_instructions_option(parser)
 
     parse = actions.add_parser("parse", help="print a chat export's messages as JSON Lines",
                                description="Parse a _chat.txt or export .zip; one JSON object per message.")

@@ -139,7 +139,7 @@ def read_instructions(path: str | Path) -> Instructions:
         raise InvalidInstructions(f"The instructions file {path} could not be read ({error.strerror or error}).",
                                   hint="Nothing was asked.") from None
     except UnicodeDecodeError as error:
-        raise InvalidInstructions(f"The instructions file {path} is not UTF-8 text (byte {error.start + 1} is not).",
+        raise InvalidInstructions(f"The instructions file {path} is not UTF-8 text (its byte {error.start + 1} is not).",
                                   hint="Nothing was asked. Save it as UTF-8 and try again.") from None
     # Editors end files with a newline; the prompt should not gain a blank line for it.
     text = text.replace("\r\n", "\n").rstrip("\n")
@@ -147,8 +147,7 @@ def read_instructions(path: str | Path) -> Instructions:
         return parse_instructions(text)
     except InvalidInstructions as error:
         raise InvalidInstructions(f"{path}: {error.message}",
-                                  hint=f"Nothing was asked. Slots are {SLOT_NAMES}; "
-                                       "without --instructions the app's own are used.") from None
+                                  hint="Nothing was asked. Without --instructions the app's own are used.") from None
 
 
 def _pieces(source: str) -> list[Piece]:
