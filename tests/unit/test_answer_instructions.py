@@ -235,7 +235,7 @@ def test_a_file_of_instructions_is_read_as_utf8(tmp_path):
 @pytest.mark.parametrize("content,named", [
     (None, "does not exist"),
     ("folder", "is a folder"),
-    (b"R\xe9ponds\n{context}\n{question}", "is not UTF-8 text (byte 2"),
+    (b"R\xe9ponds\n{context}\n{question}", "is not UTF-8 text (its byte 2 is not)"),
     (b"{context}\n{qestion}", "{qestion}, which is not a slot"),
     (b"", "are empty"),
 ])
