@@ -540,7 +540,8 @@ def main(argv=None) -> int:
     if notes != "off" and (NOTES_QA / "questions.jsonl").is_file():
         from bench.notes_eval import evaluate_notes, print_notes_table
 
-        print_notes_table(evaluate_notes(embedder, NOTES_QA, verbose=args.verbose))
+        print_notes_table(evaluate_notes(embedder, NOTES_QA, verbose=args.verbose,
+                                         llm=llm if args.answers in ("all", "real") else None))
         if args.cache:
             embedder.save()
     if args.in_a_row:

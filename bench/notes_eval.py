@@ -70,6 +70,11 @@ class NotesResult:
     index_seconds: float = 0.0
     summary: str = ""
     misses: list[dict] = field(default_factory=list)
+    #: With an LLM: per answerable question whether the answer holds a keyword, and whether that and the top
+    #: chunk holding a gold quote both hold (evidence@1); per unanswerable one whether it said "don't know".
+    keyword_hits: list[bool] = field(default_factory=list)
+    evidence: list[bool] = field(default_factory=list)
+    dont_know: list[bool] = field(default_factory=list)
 
     def recall(self, k: int, kind: str | None = None) -> float:
         chosen = [r for r, q in zip(self.ranks, self.kinds) if kind is None or q == kind]
@@ -86,9 +91,11 @@ def index_notes(folder: Path, embedder, conn=None) -> tuple[object, float, str]:
     return conn, time.perf_counter() - started, summary.describe()
 
 
-def evaluate_notes(embedder, fixture: Path = NOTES_QA, *, verbose: bool = False, chats: list[Path] = ()) -> NotesResult:
+def evaluate_notes(embedder, fixture: Path = NOTES_QA, *, verbose: bool = False, chats: list[Path] = (),
+                   llm=None) -> NotesResult:
     """``chats``: exports imported into the same library first, so each question is asked as the app asks
-    it (``ChatSession``, chats and notes together) and a chat passage can take a note's place."""
+    it (``ChatSession``, chats and notes together) and a chat passage can take a note's place. ``llm``: also
+    answer every question as the app does (its default options) and score the answers."""
     from gallery_app.core.chat.importer import import_chat
     from gallery_app.core.chat.session import ChatSession
     from gallery_app.core.chat.ask_options import AskOptions
@@ -103,9 +110,16 @@ def evaluate_notes(embedder, fixture: Path = NOTES_QA, *, verbose: bool = False,
     result = NotesResult(fixture.name + (f" beside {len(chats)} chats" if chats else ""), index_seconds=seconds,
                          summary=summary)
     session = ChatSession(conn, embedder, options=AskOptions(passages=DEEPEST_RANK))
+    answering = ChatSession(conn, embedder, llm) if llm is not None else None
     for item in load_questions(fixture / "questions.jsonl"):
+        text = ""
+        if answering is not None:
+            answering.new_conversation()
+            text = answering.answer(item["question"]).text
         if not item["gold"]:
             result.unanswerable += 1
+            if answering is not None:
+                result.dont_know.append("don't know" in text.lower() or "do not know" in text.lower())
             continue
         session.new_conversation()
         found = session.retrieve(item["question"])[1].matches
@@ -116,13 +130,18 @@ def evaluate_notes(embedder, fixture: Path = NOTES_QA, *, verbose: bool = False,
                     None)
         result.ranks.append(rank)
         result.kinds.append(item["kind"])
+        if answering is not None:
+            hit = any(word in text.lower() for word in item["answer_keywords"])
+            result.keyword_hits.append(hit)
+            result.evidence.append(hit and rank == 1)
         if rank is None or rank > 3:
             result.misses.append({"id": item["id"], "question": item["question"], "kind": item["kind"], "rank": rank,
                                   "gold": item["gold"],
                                   "top": [{"file": h.chunk.relative_path if h.chunk else "(a chat)", "page": h.page,
                                            "text": h.chunk.text[:300] if h.chunk else ""} for h in hits[:3]]})
         if verbose:
-            print(f"  {item['id']} {item['kind']:<13} rank {rank if rank else '-':>3}  {item['question']}")
+            print(f"  {item['id']} {item['kind']:<13} rank {rank if rank else '-':>3}  {item['question']}"
+                  + (f" → {text!r}" if answering is not None else ""))
     conn.close()
     return result
 
@@ -135,8 +154,12 @@ def print_notes_table(result: NotesResult) -> None:
     for kind in kinds:
         n = result.kinds.count(kind)
         print(f"  {kind:<14}{n:>4}" + "".join(f"{result.recall(k, kind):>7.2f}" for k in KS))
-    print(f"  top chunk holds a gold quote (evidence@1 without the answer): {result.recall(1):.2f}; "
-          f"{result.unanswerable} unanswerable questions not scored here")
+    print(f"  top chunk holds a gold quote: {result.recall(1):.2f}; {result.unanswerable} unanswerable questions "
+          "left out of R@k")
+    if result.keyword_hits:
+        share = lambda values: sum(values) / len(values) if values else float("nan")  # noqa: E731
+        print(f"  answers: keyword {sum(result.keyword_hits)}/{len(result.keyword_hits)} · evidence@1 "
+              f"{share(result.evidence):.2f} · don't know on unanswerable {sum(result.dont_know)}/{len(result.dont_know)}")
 
 
 def main(argv=None) -> int:
@@ -146,6 +169,8 @@ def main(argv=None) -> int:
     parser.add_argument("--cache", type=Path, default=None, help="vector cache folder (as chat_eval.py --cache)")
     parser.add_argument("--misses", type=Path, default=REPO / ".cache" / "notes_eval_misses.jsonl")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--llm", help="also answer with this chat-llm setting (default: retrieval only)")
+    parser.add_argument("--answer", action="store_true", help="also answer, with the default chat LLM")
     parser.add_argument("--with-chats", action="store_true",
                         help="the real chats of ../shared/fixtures/chat_qa in the same library, asked together")
     args = parser.parse_args(argv)
@@ -161,7 +186,12 @@ def main(argv=None) -> int:
         from bench.chat_eval import CachedEmbedder
 
         embedder = CachedEmbedder(embedder, args.cache)
-    result = evaluate_notes(embedder, args.fixture, verbose=args.verbose, chats=chats)
+    llm = None
+    if args.answer or args.llm:
+        from gallery_app.core.models.loading import open_chat_llm
+
+        llm = open_chat_llm(args.llm)
+    result = evaluate_notes(embedder, args.fixture, verbose=args.verbose, chats=chats, llm=llm)
     if args.cache:
         embedder.save()
     print(f"embedder {embedder.spec.key}")

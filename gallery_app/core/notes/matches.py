@@ -18,7 +18,7 @@ from gallery_app.core.models.runtimes.embedders import TextEmbedder
 from gallery_app.core.notes.repository import StoredNoteChunk, chunk_similarities, chunks_by_id, list_folders
 from gallery_app.core.notes.search import z_scores
 
-#: Lines of a chunk compared with the question (a chunk is one section, rarely longer).
+#: Lines of a chunk compared with the question (a chunk is at most 256 tokens: a section, or a few short ones).
 MAX_LINES_COMPARED = 40
 #: Shorter lines ("---", "- ", a lone number) say nothing on their own and are never the highlight.
 MIN_LINE_CHARS = 12
