@@ -12,6 +12,7 @@ from PySide6.QtCore import QSettings
 
 from gallery_app.core import paths
 from gallery_app.core.chat.ask_options import AskOptions
+from gallery_app.core.chat.instructions import instructions_problem
 from gallery_app.core.chat.prompting import MIN_ANSWER_TOKENS, MIN_PROMPT_TOKENS
 from gallery_app.core.models import choices
 from gallery_app.core.models.specs import Role
@@ -49,6 +50,9 @@ class Settings:
     llm_context: int = AskOptions.context_tokens
     answer_tokens: int = AskOptions.answer_tokens
     passages: int = AskOptions.passages
+    #: The person's answer instructions; empty: the app's own, so a later version's better ones reach
+    #: everyone who never changed them.
+    answer_instructions: str = ""
 
     def model_setting(self, role: Role) -> str | None:
         return getattr(self, _field(role)) or None
@@ -61,9 +65,14 @@ class Settings:
         return self.cpu_threads or None
 
     @property
+    def instructions(self) -> str:
+        return self.answer_instructions or AskOptions.instructions
+
+    @property
     def ask_options(self) -> AskOptions:
-        """How the window asks: the numbers chosen here, the core's defaults for everything else."""
-        return AskOptions(passages=self.passages, answer_tokens=self.answer_tokens, context_tokens=self.llm_context)
+        """How the window asks: the numbers and instructions chosen here, the core's defaults for everything else."""
+        return AskOptions(passages=self.passages, answer_tokens=self.answer_tokens, context_tokens=self.llm_context,
+                          instructions=self.instructions)
 
     @classmethod
     def load(cls, store: QSettings | None = None) -> Settings:
@@ -80,6 +89,10 @@ class Settings:
                 low, high = LIMITS[f.name]
                 values[f.name] = min(max(values[f.name], low), high)
         values["answer_tokens"] = min(values["answer_tokens"], answer_tokens_limit(values["llm_context"]))
+        instructions = values["answer_instructions"].strip()
+        if instructions == AskOptions.instructions or (instructions and instructions_problem(instructions)):
+            instructions = ""  # the app's own; or hand-edited into something no prompt can be made of
+        values["answer_instructions"] = instructions
         for role in Role:  # the models come from the file the CLI reads too
             name = _field(role)
             if choices.chosen(role) is None and values[name]:  # chosen in the window before that file existed

@@ -1,7 +1,10 @@
-"""File → Settings…: data folder, model per role, CPU threads, LLM context, answer length, passages.
+"""File → Settings…: data folder, model per role, CPU threads, LLM context, answer length, passages, answer
+instructions.
 
 The numbers stay within ``settings.LIMITS``, and the answer length within what the context leaves
-after the prompt's room, so no choice here can make a question unanswerable.
+after the prompt's room, so no choice here can make a question unanswerable. Answer instructions are
+checked as they are typed (``core.chat.instructions``): while they cannot make a prompt, the dialog says
+why and OK is off.
 
 Each model choice says whether that model is on this computer (``status.candidate_statuses``, checked
 on a worker: a first check hashes the files). OK writes the settings with ``Settings.save()`` (QSettings). Models are released when a model
@@ -16,14 +19,16 @@ from dataclasses import replace
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton,
-    QSpinBox, QVBoxLayout, QWidget,
+    QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit,
+    QPushButton, QSpinBox, QVBoxLayout, QWidget,
 )
 
 from gallery_app.core import paths
 from gallery_app.core.models.catalog import CANDIDATES
 from gallery_app.core.models.specs import Role
 from gallery_app.core.models.status import ModelStatus, candidate_statuses, presence
+from gallery_app.core.chat.ask_options import AskOptions
+from gallery_app.core.chat.instructions import instructions_problem
 from gallery_app.core.chat.prompting import MIN_PROMPT_TOKENS
 from gallery_app.core.units import describe_size
 from gallery_app.ui.plain_text import tooltip
@@ -116,11 +121,37 @@ class SettingsDialog(QDialog):
         form.addRow("", answer_note)
         form.addRow("Passages per question", self.passages)
 
+        self.instructions = QPlainTextEdit()
+        self.instructions.setPlainText(self.original.instructions)
+        self.instructions.setTabChangesFocus(True)  # Tab moves on, as in every other field here
+        self.instructions.setAccessibleName("Answer instructions")
+        self.instructions.setMinimumHeight(self.instructions.fontMetrics().lineSpacing() * 8)
+        self.reset_instructions = QPushButton("Reset to default")
+        self.reset_instructions.clicked.connect(lambda: self.instructions.setPlainText(AskOptions.instructions))
+        slots_note = QLabel("The rules the model answers by. Keep {context}, where the messages found go, and "
+                            "{question}, on different lines; write {{ or }} for a brace.")
+        slots_note.setTextFormat(Qt.TextFormat.PlainText)
+        slots_note.setWordWrap(True)
+        # What is wrong quotes the person's own text back (a {slot} they typed): never read as markup.
+        self.instructions_problem = QLabel()
+        self.instructions_problem.setTextFormat(Qt.TextFormat.PlainText)
+        self.instructions_problem.setWordWrap(True)
+        self.instructions_problem.setStyleSheet("color: #b00020;")  # the Models dialog's error colour
+        note_row = QHBoxLayout()
+        note_row.addWidget(slots_note, 1)
+        note_row.addWidget(self.reset_instructions, 0, Qt.AlignmentFlag.AlignTop)
+        form.addRow("Answer instructions", self.instructions)
+        form.addRow("", note_row)
+        form.addRow("", self.instructions_problem)
+
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
                                    | QDialogButtonBox.StandardButton.RestoreDefaults)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         buttons.button(QDialogButtonBox.StandardButton.RestoreDefaults).clicked.connect(self.restore_defaults)
+        self.ok_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.instructions.textChanged.connect(self._check_instructions)
+        self._check_instructions()
 
         layout = QVBoxLayout(self)
         layout.addLayout(form)
@@ -151,6 +182,14 @@ class SettingsDialog(QDialog):
         spin.setValue(min(max(value, low), high))
         return spin
 
+    def _check_instructions(self) -> str | None:
+        """What is wrong with the instructions as typed (shown, and OK off), or None."""
+        problem = instructions_problem(self.instructions.toPlainText())
+        self.instructions_problem.setText(problem or "")
+        self.instructions_problem.setVisible(problem is not None)
+        self.ok_button.setEnabled(problem is None)
+        return problem
+
     def _limit_answer(self, llm_context: int) -> None:
         self.answer_tokens.setMaximum(answer_tokens_limit(llm_context))
 
@@ -170,15 +209,21 @@ class SettingsDialog(QDialog):
         self.llm_context.setValue(settings.llm_context)
         self.answer_tokens.setValue(settings.answer_tokens)
         self.passages.setValue(settings.passages)
+        self.instructions.setPlainText(settings.instructions)
 
     def chosen(self) -> Settings:
         """The settings as the dialog shows them (nothing is saved until OK)."""
         values = {field_for(role): combo.currentData() or "" for role, combo in self.model_combos.items()}
+        instructions = self.instructions.toPlainText().strip()
         return replace(self.original, data_folder=self.data_folder.text().strip(),
                        cpu_threads=self.cpu_threads.value(), llm_context=self.llm_context.value(),
-                       answer_tokens=self.answer_tokens.value(), passages=self.passages.value(), **values)
+                       answer_tokens=self.answer_tokens.value(), passages=self.passages.value(),
+                       answer_instructions="" if instructions == AskOptions.instructions else instructions, **values)
 
     def accept(self) -> None:
+        if self._check_instructions() is not None:  # Enter, or a call, while OK is off
+            self.instructions.setFocus()
+            return
         new = self.chosen()
         # Another text embedder is switched to by a job that embeds every chat first: until it is done,
         # search keeps the embedder it has (a new one with an empty table would find nothing).
