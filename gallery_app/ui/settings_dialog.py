@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtWidgets import (
     QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit,
     QPushButton, QSpinBox, QVBoxLayout, QWidget,
@@ -56,6 +56,17 @@ def model_choice_text(status: ModelStatus) -> str:
     """"SmolLM2-135M-Instruct — 98 MB — on this computer": a model choice with its size and whether it is here."""
     size = f" — {describe_size(status.spec.size)}" if status.spec.size else ""
     return f"{status.spec.name}{size} — {presence(status)}"
+
+
+class _InstructionsEdit(QPlainTextEdit):
+    """Six lines tall to begin with (Qt's usual hint is twelve, which made the dialog taller than a laptop's
+    screen allows); taller when the dialog is."""
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        margins = self.contentsMargins()
+        return QSize(hint.width(), self.fontMetrics().lineSpacing() * 6 + margins.top() + margins.bottom()
+                     + 2 * int(self.document().documentMargin()))
 
 
 def _check_candidates(_context: WorkerContext) -> dict[Role, list[ModelStatus]]:
@@ -121,15 +132,14 @@ class SettingsDialog(QDialog):
         form.addRow("", answer_note)
         form.addRow("Passages per question", self.passages)
 
-        self.instructions = QPlainTextEdit()
+        self.instructions = _InstructionsEdit()
         self.instructions.setPlainText(self.original.instructions)
         self.instructions.setTabChangesFocus(True)  # Tab moves on, as in every other field here
         self.instructions.setAccessibleName("Answer instructions")
-        self.instructions.setMinimumHeight(self.instructions.fontMetrics().lineSpacing() * 8)
         self.reset_instructions = QPushButton("Reset to default")
         self.reset_instructions.clicked.connect(lambda: self.instructions.setPlainText(AskOptions.instructions))
-        slots_note = QLabel("The rules the model answers by. Keep {context}, where the messages found go, and "
-                            "{question}, on different lines; write {{ or }} for a brace.")
+        slots_note = QLabel("Keep {context} (the messages found) and {question} on different lines; "
+                            "{{ or }} writes a brace.")
         slots_note.setTextFormat(Qt.TextFormat.PlainText)
         slots_note.setWordWrap(True)
         # What is wrong quotes the person's own text back (a {slot} they typed): never read as markup.
@@ -137,12 +147,11 @@ class SettingsDialog(QDialog):
         self.instructions_problem.setTextFormat(Qt.TextFormat.PlainText)
         self.instructions_problem.setWordWrap(True)
         self.instructions_problem.setStyleSheet("color: #b00020;")  # the Models dialog's error colour
-        note_row = QHBoxLayout()
-        note_row.addWidget(slots_note, 1)
-        note_row.addWidget(self.reset_instructions, 0, Qt.AlignmentFlag.AlignTop)
+        # Each wrapped label is a row's field of its own: QFormLayout gives those the height they wrap to,
+        # not labels nested in a row's layout (they overlapped the editor).
         form.addRow("Answer instructions", self.instructions)
-        form.addRow("", note_row)
         form.addRow("", self.instructions_problem)
+        form.addRow(self.reset_instructions, slots_note)
 
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
                                    | QDialogButtonBox.StandardButton.RestoreDefaults)
