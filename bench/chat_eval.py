@@ -436,6 +436,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--message-window-words", type=int, default=None,
                         help="messages of at least this many words are windows of their own (0: none)")
     parser.add_argument("--passages", type=int, default=AskOptions.passages, help="passages given to the LLM")
+    parser.add_argument("--instructions", type=Path, default=None, metavar="FILE",
+                        help="answer instructions from a UTF-8 file, as chat ask --instructions takes them")
     parser.add_argument("--context", choices=["excerpts", "passages"], default=None,
                         help="give the LLM focused excerpts or whole passages")
     parser.add_argument("--cache", type=Path, default=None,
@@ -481,8 +483,18 @@ def ask_options(args: argparse.Namespace) -> AskOptions:
 
     chosen = {"passages": args.passages, "follow_ups": args.follow_ups, "use_keywords": on(args.keywords),
               "rare_words": on(args.rare_words), "by_language": on(args.by_language),
-              "excerpts": None if args.context is None else args.context == "excerpts"}
+              "excerpts": None if args.context is None else args.context == "excerpts",
+              "instructions": _instructions(args.instructions)}
     return AskOptions(**{name: value for name, value in chosen.items() if value is not None})
+
+
+def _instructions(path: Path | None) -> str | None:
+    from gallery_app.core.chat.instructions import InvalidInstructions, read_instructions
+
+    try:
+        return read_instructions(path).text if path else None
+    except InvalidInstructions as error:  # a measurement with other rules than asked for would mislead
+        raise SystemExit(f"chat_eval: {error}") from None
 
 
 def main(argv=None) -> int:
@@ -534,6 +546,7 @@ def main(argv=None) -> int:
               f"keywords {'on' if keywords else 'off'} · rare words {args.rare_words or 'default'} · by language {args.by_language or 'default'} · passages {config.max_tokens} tokens"
               f"{' + date' if config.include_date else ''}{'' if config.trim_noise else ' with grids'} · windows {config.window_messages}/{config.window_stride} · message windows ≥ {config.message_window_words} words"
               + "".join(f" · {c}" for c in args.constant)
+              + (f" · instructions {args.instructions.name}" if args.instructions else "")
               + (" · vectors cached (import times are not the app's)" if args.cache else ""))
     if results:
         print_table(results, header)
