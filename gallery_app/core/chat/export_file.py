@@ -27,6 +27,7 @@ from pathlib import Path, PurePosixPath
 
 from gallery_app.core.errors import AppError
 from gallery_app.core.file_names import printable
+from gallery_app.core.text_encoding import utf16_without_bom
 from gallery_app.core.units import describe_size
 
 __all__ = ["CHAT_FILE_SUFFIXES", "ChatExport", "ChatFileError", "ExportMedia", "read_export", "decode_chat_bytes",
@@ -100,23 +101,7 @@ def decode_chat_bytes(raw: bytes | bytearray) -> str:
         return str(view[2:], "utf-16-le", "replace")
     if raw.startswith(codecs.BOM_UTF16_BE):
         return str(view[2:], "utf-16-be", "replace")
-    return str(view, _utf16_without_bom(raw) or "utf-8", "replace")
-
-
-def _utf16_without_bom(raw: bytes) -> str | None:
-    sample = raw[:8192]
-    pairs = len(sample) // 2
-    if pairs < 2:
-        return None
-    even_nuls = sample[0:pairs * 2:2].count(0)
-    odd_nuls = sample[1:pairs * 2:2].count(0)
-    # Latin text in UTF-16 LE is "A\0B\0": NULs at odd offsets; BE the other way round. Text in
-    # other scripts has fewer NULs, but still far more on one side than on the other.
-    if odd_nuls >= 0.3 * pairs and even_nuls <= 0.05 * pairs:
-        return "utf-16-le"
-    if even_nuls >= 0.3 * pairs and odd_nuls <= 0.05 * pairs:
-        return "utf-16-be"
-    return None
+    return str(view, utf16_without_bom(raw) or "utf-8", "replace")
 
 
 # ---------------------------------------------------------------------------------------------

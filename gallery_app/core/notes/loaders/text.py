@@ -12,6 +12,7 @@ import unicodedata
 
 from gallery_app.core.notes.documents import NoteDocument, NoteSection, NoteSkipped
 from gallery_app.core.notes.loaders.front_matter import front_matter_document
+from gallery_app.core.text_encoding import utf16_without_bom
 
 #: Below this share of letters, digits, punctuation and spaces a decoding is a wrong guess (or not text).
 _PLAUSIBLE_SHARE = 0.97
@@ -37,7 +38,7 @@ def _decode(raw: bytes) -> str:
         if raw.startswith(bom):
             return _strict(raw[len(bom):], encoding)
     # Before UTF-8: ASCII in UTF-16 is valid UTF-8 too, with a NUL after every letter.
-    utf16 = _utf16_without_bom(raw)
+    utf16 = utf16_without_bom(raw)
     if utf16:
         return _strict(raw, utf16)
     if b"\x00" in raw:
@@ -77,21 +78,6 @@ def _strict(raw: bytes, encoding: str) -> str:
     if not _plausible(text):
         raise NoteSkipped(_binary_reason(raw))
     return text
-
-
-def _utf16_without_bom(raw: bytes) -> str | None:
-    sample = raw[:_SAMPLE]
-    pairs = len(sample) // 2
-    if pairs < 4:
-        return None
-    even_nuls = sample[0:pairs * 2:2].count(0)
-    odd_nuls = sample[1:pairs * 2:2].count(0)
-    # Latin text in UTF-16 LE is "A\0B\0": NULs at odd offsets only; a binary file has them on both sides.
-    if odd_nuls >= 0.3 * pairs and even_nuls <= 0.02 * pairs:
-        return "utf-16-le"
-    if even_nuls >= 0.3 * pairs and odd_nuls <= 0.02 * pairs:
-        return "utf-16-be"
-    return None
 
 
 def _guess_legacy(raw: bytes) -> str:
