@@ -450,6 +450,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="also ask every set's questions in one conversation over one library of all the chats, "
                              "sets interleaved, and compare with each asked alone")
     parser.add_argument("--verbose", action="store_true", help="print every question's outcome")
+    parser.add_argument("--with-notes", action="store_true",
+                        help="index ../shared/fixtures/notes_qa into every chat's library: chat questions asked with "
+                             "notes beside them, as the app asks both")
     parser.add_argument("--notes", choices=["on", "off", "only"], default=None,
                         help="also measure ../shared/fixtures/notes_qa (default: on when no --set is given)")
     args = parser.parse_args(argv)
@@ -535,6 +538,10 @@ def main(argv=None) -> int:
     for name, questions, chat in sets:
         if chat not in imported:
             imported[chat] = import_for_eval(chat, embedder, config)
+            if args.with_notes:
+                from gallery_app.core.notes.indexer import index_folder
+
+                index_folder(imported[chat].conn, NOTES_QA / "folder", embedder)
             if args.cache:
                 embedder.save()
         answering = args.answers == "all" or (args.answers == "real" and name in REAL_SETS)
