@@ -59,6 +59,10 @@ def check_passages(k: int) -> None:
                        hint="Nothing was asked. Set Passages per question in Settings, or --passages, to 1 or more.")
 
 
+#: Note passages are scored on the chats' scale when both are asked (else each source on its own: measured
+#: in README, "Notes and documents").
+NOTES_ON_CHAT_SCALE = True
+
 #: What a question searches: the chats, the notes folders, or both.
 CHATS, NOTES = "chats", "notes"
 EVERY_SOURCE = frozenset({CHATS, NOTES})
@@ -145,7 +149,7 @@ class ChatSession:
             found = self.retriever.retrieve(query, k=passages, min_score=min_score, chats=self.chats)
         if NOTES in self.sources and has_notes(self.conn):
             notes = note_matches(self.conn, self.embedder, query, passages, folder_ids=self.notes, min_score=min_score,
-                                 scale=found.scale)
+                                 scale=found.scale if NOTES_ON_CHAT_SCALE else None)
             found.matches = merge_by_score(found.matches, notes, passages, by_similarity=self.options.use_keywords)
         return query, found
 
