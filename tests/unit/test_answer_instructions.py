@@ -52,7 +52,8 @@ def conversation(turns: int) -> Conversation:
 
 QUESTION_FIRST = "Be brief and kind.\n\nQuestion: {question}\n\nMessages:\n{context}\n\nCite a passage like [1]."
 NO_RULES = "{context}\n{question}"
-LONG_RULES = ("Rule: " + "always answer from the messages only, " * 40).strip() + "\n\nContext:\n{context}\n\nQ: {question}"
+LONG_RULES = ("Rule: " + "always answer from the messages only, " * 40).strip() + (
+    "\n\nContext:\n{context}\n\nQ: {question}")
 ESCAPED = "Reply as {{\"answer\": …}}.\n\nMessages:\n{context}\n\nQuestion: {question}"
 
 

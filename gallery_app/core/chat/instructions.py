@@ -94,15 +94,16 @@ def instructions_problem(text: str) -> str | None:
     if unknown:
         close = [f"{{{name.strip().lower()}}}" for name in (u[1:-1] for u in unknown) if name.strip().lower() in SLOTS]
         suggestion = f" Did you mean {' or '.join(dict.fromkeys(close))}?" if close else ""
-        return (f"The answer instructions use {_and(unknown)}, which {'is not a slot' if len(unknown) == 1 else 'are not slots'}:"
-                f" only {SLOT_NAMES} are filled in.{suggestion} {BRACE_HINT}")
+        verdict = "is not a slot" if len(unknown) == 1 else "are not slots"
+        return (f"The answer instructions use {_and(unknown)}, which {verdict}: only {SLOT_NAMES} are filled in."
+                f"{suggestion} {BRACE_HINT}")
     missing = {name: purpose for name, purpose in SLOTS.items() if not found[name]}
     if missing:
         return f"The answer instructions need {_needs(missing)}."
     for name, lines in found.items():
         if len(lines) > 1:
-            return (f"The answer instructions use {{{name}}} {len(lines)} times (lines {_and([str(n) for n in lines])}); "
-                    f"it must appear once.")
+            where = _and([str(n) for n in lines])
+            return f"The answer instructions use {{{name}}} {len(lines)} times (lines {where}); it must appear once."
     if found["context"] == found["question"]:
         return (f"The answer instructions have {{context}} and {{question}} on one line (line {found['context'][0]}); "
                 "put them on different lines.")
@@ -139,7 +140,8 @@ def read_instructions(path: str | Path) -> Instructions:
         raise InvalidInstructions(f"The instructions file {path} could not be read ({error.strerror or error}).",
                                   hint="Nothing was asked.") from None
     except UnicodeDecodeError as error:
-        raise InvalidInstructions(f"The instructions file {path} is not UTF-8 text (its byte {error.start + 1} is not).",
+        raise InvalidInstructions(f"The instructions file {path} is not UTF-8 text "
+                                  f"(its byte {error.start + 1} is not).",
                                   hint="Nothing was asked. Save it as UTF-8 and try again.") from None
     # Editors end files with a newline; the prompt should not gain a blank line for it.
     text = text.replace("\r\n", "\n").rstrip("\n")
