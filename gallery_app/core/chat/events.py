@@ -17,8 +17,14 @@ from gallery_app.core.chat.prompting import Prompt
 from gallery_app.core.chat.retrieval import Match, Retrieval
 
 NOTHING_FOUND = "I couldn't find anything about that in your chats."
+#: The same, said of what was searched: the chats, the notes, or both.
+NOTHING_FOUND_IN_NOTES = "I couldn't find anything about that in your notes."
+NOTHING_FOUND_IN_BOTH = "I couldn't find anything about that in your chats or notes."
+_NOTHING_FOUND = frozenset({NOTHING_FOUND, NOTHING_FOUND_IN_NOTES, NOTHING_FOUND_IN_BOTH})
 #: An answer the grounding check declined, or the model's own "I don't know".
 UNSUPPORTED = "I don't know: the messages I found don't say."
+#: The same when note passages were among what was found (a note has no messages).
+UNSUPPORTED_PASSAGES = "I don't know: the passages I found don't say."
 
 
 class StatusKind(Enum):
@@ -82,7 +88,7 @@ class Answer:
 
     @property
     def knows(self) -> bool:
-        return bool(self.text) and not self.declined and self.text != NOTHING_FOUND
+        return bool(self.text) and not self.declined and self.text not in _NOTHING_FOUND
 
     @property
     def cited_matches(self) -> list[Match]:

@@ -16,7 +16,8 @@ from gallery_app.core.chat.ask_options import AskOptions, FollowUps
 from gallery_app.core.chat.chat_model import ChatModel
 from gallery_app.core.chat.citations import citations, strip_markers
 from gallery_app.core.chat.events import (
-    NOTHING_FOUND, UNSUPPORTED, Answer, AnswerPiece, AskEvent, MatchesFound, Status, StatusKind,
+    NOTHING_FOUND, NOTHING_FOUND_IN_BOTH, NOTHING_FOUND_IN_NOTES, UNSUPPORTED, UNSUPPORTED_PASSAGES, Answer, AnswerPiece,
+    AskEvent, MatchesFound, Status, StatusKind,
 )
 from gallery_app.core.chat.evidence import closest_message, closest_note_line
 from gallery_app.core.chat.follow_ups import is_follow_up
@@ -159,7 +160,7 @@ class ChatSession:
         query, retrieval = self.retrieve(question)
         yield MatchesFound(retrieval, query, question)
         if not retrieval.matches or self.llm is None:
-            text = NOTHING_FOUND if not retrieval.matches else ""
+            text = self._nothing_found() if not retrieval.matches else ""
             if text:
                 yield AnswerPiece(text)
             answer = Answer(question, query, retrieval, None, text)
@@ -207,8 +208,16 @@ class ChatSession:
         top = retrieval.matches[0]
         closest = None if top.is_note else closest_message(self.conn, top, question)
         nearest = closest.describe() if closest else closest_note_line(top)
-        text = UNSUPPORTED + (f"\n{nearest}" if nearest else "")
+        unsupported = UNSUPPORTED_PASSAGES if any(m.is_note for m in retrieval.matches) else UNSUPPORTED
+        text = unsupported + (f"\n{nearest}" if nearest else "")
         return Answer(question, query, retrieval, prompt, text, raw, grounding, closest=closest, declined=True)
+
+    def _nothing_found(self) -> str:
+        """Said of what was searched: the chats, the notes folders, or both."""
+        notes = NOTES in self.sources and has_notes(self.conn)
+        if notes and CHATS in self.sources:
+            return NOTHING_FOUND_IN_BOTH
+        return NOTHING_FOUND_IN_NOTES if notes else NOTHING_FOUND
 
     def answer(self, question: str, **kwargs) -> Answer:
         """``ask`` without streaming: the finished Answer."""
