@@ -23,6 +23,7 @@ from gallery_app.core.models.specs import Role
 from gallery_app.core.models.status import ModelStatus, describe_model, needs_attention
 from gallery_app.core.photos.chat_photos import ChatPhoto
 from gallery_app.core.photos.preparing import is_photo_file
+from gallery_app.ui.chat import notes_jobs
 from gallery_app.ui.chat.pane import ChatPane
 from gallery_app.ui.chat.viewer import ChatViewer
 from gallery_app.ui.models_dialog import ModelsDialog, check_and_advise
@@ -99,6 +100,7 @@ class MainWindow(QMainWindow):
         file_menu = self.menuBar().addMenu("&File")
         self._action(file_menu, "&Import WhatsApp chat…", self.choose_chat_files, QKeySequence.StandardKey.Open)
         self._action(file_menu, "&Add photo folder…", self._show_photos(self.photo_pane.choose_folder), "Ctrl+Shift+O")
+        self.add_notes_action = self._action(file_menu, "Add &notes folder…", self.choose_notes_folder, "Ctrl+Shift+N")
         self._action(file_menu, "&Upload photo…", self._show_photos(self.photo_pane.choose_uploads), "Ctrl+U")
         self._action(file_menu, "Search with the &camera…", self._show_photos(self.photo_pane.open_camera), "Ctrl+Shift+C")
         file_menu.addSeparator()
@@ -132,6 +134,15 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentWidget(self.chat_pane)
         return self.chat_pane.show_chat_photo(sent)
 
+    def choose_notes_folder(self):
+        """File → Add notes folder…: the chats tab (the folder joins its source list) and the folder chooser."""
+        self.tabs.setCurrentWidget(self.chat_pane)
+        return self.chat_pane.notes.choose_folder()
+
+    def add_notes_folder(self, folder: Path) -> Worker:
+        self.tabs.setCurrentWidget(self.chat_pane)
+        return self.chat_pane.notes.add_folder(folder)
+
     def choose_chat_files(self) -> None:
         files, _ = QFileDialog.getOpenFileNames(self, "Import WhatsApp chats", str(Path.home()),
                                                 "WhatsApp exports (*.txt *.zip);;All files (*)")
@@ -149,8 +160,12 @@ class MainWindow(QMainWindow):
         event.acceptProposedAction()
         self.open_paths(dropped)
 
-    def open_paths(self, dropped: list[Path]) -> None:
-        """Chats are imported, photos searched by and added, folders indexed; anything else is explained."""
+    def open_paths(self, dropped: list[Path]) -> Worker | None:
+        """Chats are imported, photos searched by and added, folders indexed; anything else is explained.
+
+        A folder (dropped outside the chat pane, which takes every folder as notes) is a notes folder when
+        it holds more notes and documents than photos (``core.folder_kind``), else a photo folder; that is
+        decided on a worker (it lists files), returned."""
         chats = [p for p in dropped if p.is_file() and is_chat_export(p)]
         photos = [p for p in dropped if p.is_file() and is_photo_file(p)]
         folders = [p for p in dropped if p.is_dir()]
@@ -158,21 +173,37 @@ class MainWindow(QMainWindow):
         if chats:
             self.tabs.setCurrentWidget(self.chat_pane)
             self.chat_pane.import_files(chats)
-        if photos or folders:
+        if photos:
             self.tabs.setCurrentWidget(self.photo_pane)
-            if photos:
-                self.photo_pane.upload(photos)
-            for folder in folders:
-                self.photo_pane.add_folder(folder)
+            self.photo_pane.upload(photos)
         if others:
             names = ", ".join(p.name for p in others[:3]) + (" …" if len(others) > 3 else "")
             self.statusBar().showMessage(
-                f"{names}: not a WhatsApp export (_chat.txt or .zip) or a photo, so nothing was done with it.", 15_000)
+                f"{names}: not a WhatsApp export (_chat.txt or .zip) or a photo, so nothing was done with it. "
+                "Notes and documents are added by their folder: File → Add notes folder…", 15_000)
+        if not folders:
+            return None
+        worker = Worker(notes_jobs.sort_folders, folders)
+        worker.signals.result.connect(self._folders_sorted)
+        return self.services.run(worker)
+
+    def _folders_sorted(self, sorted_folders: tuple[list[Path], list[Path]]) -> None:
+        notes, photos = sorted_folders
+        if self._closed:
+            return
+        for folder in photos:
+            self.tabs.setCurrentWidget(self.photo_pane)
+            self.photo_pane.add_folder(folder)
+        for folder in notes:
+            self.add_notes_folder(folder)
 
     # --- first start, models -------------------------------------------------------------------
     def _prepare_demo(self) -> None:
         worker = Worker(_demo_job, self.services).writing("the demo setup")
         worker.signals.result.connect(self._demo_prepared)
+        # Photo folders are rescanned only when added again; notes change by the day, so every start looks for
+        # what changed in them, once the demo (which may load the same embedder) is in.
+        worker.signals.finished.connect(lambda: None if self._closed else self.chat_pane.notes.rescan_all())
         self.services.run(worker, "Preparing the demo chats and photos")
 
     def _demo_prepared(self, lines: list[str]) -> None:
@@ -258,6 +289,7 @@ class MainWindow(QMainWindow):
         # Every job ended and its last signal was delivered: no slot runs after the models are freed.
         finished = self.services.workers.wait(15_000)
         self.photo_pane.shutdown()
+        self.chat_pane.notes.shutdown()
         if finished:
             self.services.shutdown()
         else:  # a job that cannot stop mid-step still holds its model; it is freed when the job ends

@@ -39,7 +39,7 @@ _OPENERS: dict[Role, Callable[..., Any]] = {
 
 
 class Services(QObject):
-    #: Emitted (from any thread) after something changed the database: "chats" or "photos".
+    #: Emitted (from any thread) after something changed the database: "chats", "photos" or "notes".
     data_changed = Signal(str)
     #: Emitted when models were released, e.g. after the settings or a download changed them.
     models_reset = Signal()

@@ -1,4 +1,5 @@
-"""The imported chats: a list model (title, participants, message count, date range) and its delegate."""
+"""The sources a question searches: the imported chats (title, participants, message count, date range), the
+notes folders (name, what they hold), and the delegate that draws both."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from PySide6.QtGui import QFont, QFontMetrics, QPainter
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from gallery_app.core.chat.repository import ChatInfo
+from gallery_app.core.file_names import printable
 from gallery_app.ui.plain_text import tooltip
 
 ChatRole = Qt.ItemDataRole.UserRole + 1
@@ -123,3 +125,51 @@ class ChatListDelegate(QStyledItemDelegate):
                          details_metrics.elidedText(index.data(DetailsRole) or "", Qt.TextElideMode.ElideRight,
                                                     rect.width()))
         painter.restore()
+
+
+FolderIdRole = Qt.ItemDataRole.UserRole + 4
+#: Skipped files a folder's tooltip names one by one.
+TOOLTIP_SKIPS = 8
+
+
+class NotesFolderListModel(QAbstractListModel):
+    """One row per notes folder (``ui.chat.notes_jobs.NotesFolderInfo``): its name, then what it holds; drawn
+    by ``ChatListDelegate`` like a chat."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._folders: list = []
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._folders)
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+        if not index.isValid() or not 0 <= index.row() < len(self._folders):
+            return None
+        info = self._folders[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return printable(info.name)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            lines = [printable(info.folder.path), info.details()]
+            lines += [f"skipped ({reason}): {printable(path)}" for path, reason in info.skipped[:TOOLTIP_SKIPS]]
+            if len(info.skipped) > TOOLTIP_SKIPS:
+                lines.append(f"… and {len(info.skipped) - TOOLTIP_SKIPS:,} more skipped files")
+            return tooltip("\n".join(lines))
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return f"Notes folder {printable(info.name)}: {info.details()}"
+        if role == DetailsRole:
+            return info.details()
+        if role == FolderIdRole:
+            return info.id
+        return None
+
+    def set_folders(self, folders: list) -> None:
+        self.beginResetModel()
+        self._folders = list(folders)
+        self.endResetModel()
+
+    def folders(self) -> list:
+        return list(self._folders)
+
+    def row_of(self, folder_id: int) -> int:
+        return next((row for row, info in enumerate(self._folders) if info.id == folder_id), -1)

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QProg
 from gallery_app.core.chat.events import UNSUPPORTED, Answer
 from gallery_app.core.chat.evidence import PassageLine
 from gallery_app.core.chat.retrieval import Match, Retrieval
+from gallery_app.core.file_names import printable
 from gallery_app.ui.chat.viewer import HIGHLIGHT
 from gallery_app.ui.plain_text import escape as _escape
 
@@ -130,8 +131,25 @@ class TextTurn(Turn):
             self.progress.hide()
 
 
+def passage_place(match: Match) -> str:
+    """Where a passage is, after its chat's or note's title: the chat's day, or the note's headings and page."""
+    return match.day if match.is_note else nice_day(match.day)
+
+
+def _open_hint(match: Match) -> str:
+    note = match.note
+    if note is None:
+        return "Open the chat at these messages"
+    if note.kind == "pdf":
+        return "Open the PDF" + (f" at page {note.page}" if note.page is not None else "") + " in the system's viewer"
+    if note.kind == "docx":
+        return "Open the Word file in the system's viewer"
+    return "Open the note at this passage"
+
+
 class PassageCard(QFrame):
-    """One retrieved passage: chat, day and similarity, then its ``Name: text`` lines. Click to open."""
+    """One retrieved passage: chat, day and similarity, then its ``Name: text`` lines; a note's: its title,
+    headings and page, then its file, then its lines. Click to open."""
 
     clicked = Signal(object)  # the Match
 
@@ -140,15 +158,20 @@ class PassageCard(QFrame):
         self.match = match
         self.setObjectName("passage")
         self.setCursor(QCursor(Qt.CursorShape.PointingHandCursor))
-        self.setToolTip("Open the chat at these messages")
+        self.setToolTip(_open_hint(match))
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(10, 6, 10, 6)
         layout.setSpacing(2)
-        heading = (f"<b>{_escape(match.chat_title)}</b> · {_escape(nice_day(match.day))} · "
+        heading = (f"<b>{_escape(match.chat_title)}</b> · {_escape(passage_place(match))} · "
                    f"similarity {match.similarity:.3f}")
         self.heading = _label(heading, rich=True, selectable=False)
         layout.addWidget(self.heading)
+        #: A note's file (relative to its folder); None for a chat passage.
+        self.file: QLabel | None = None
+        if match.note is not None:
+            self.file = _label(printable(match.note.relative_path), quiet=True, selectable=False)
+            layout.addWidget(self.file)
         self.lines = _label("", rich=True, selectable=False)
         # "… 8 more lines" is a link that unfolds the card in place; a click elsewhere opens the chat.
         self.lines.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse)
@@ -193,10 +216,10 @@ class PassageCard(QFrame):
         self.unfolded = True
         self._show()
 
-    @staticmethod
-    def _line(line: PassageLine) -> str:
+    def _line(self, line: PassageLine) -> str:
         sender, sep, text = line.text.partition(": ")
-        html = f"<b>{_escape(sender)}:</b> {_escape(text)}" if sep and len(sender) <= 40 else _escape(line.text)
+        chat_line = sep and len(sender) <= 40 and not self.match.is_note  # a note's "Tip: …" names no sender
+        html = f"<b>{_escape(sender)}:</b> {_escape(text)}" if chat_line else _escape(line.text)
         return f'<span style="{FOCUS_STYLE}">{html}</span>' if line.focus else html
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
@@ -232,11 +255,12 @@ class PassagesTurn(Turn):
             card.clicked.connect(self.passage_clicked)
             self.body.addWidget(card)
 
-    def set_lines(self, lines: dict[int, list[PassageLine]]) -> None:
-        """Per chunk id, the lines of that passage with its best-matching ones marked."""
+    def set_lines(self, lines: dict[tuple[str, int], list[PassageLine]]) -> None:
+        """Per passage (``Match.key``: chat and note chunks are numbered apart), its lines with its best-matching
+        ones marked."""
         for card in self.cards:
-            if lines.get(card.match.chunk_id):
-                card.set_lines(lines[card.match.chunk_id])
+            if lines.get(card.match.key):
+                card.set_lines(lines[card.match.key])
 
 
 class AnswerTurn(TextTurn):
@@ -246,6 +270,8 @@ class AnswerTurn(TextTurn):
     passage_clicked = Signal(object)
     #: The closest message of a decline was clicked: (chat id, message id).
     message_clicked = Signal(int, int)
+    #: The closest note passage of a decline was clicked (its Match).
+    note_clicked = Signal(object)
 
     def __init__(self, parent=None):
         super().__init__("answer", "", title="Answer", parent=parent)
@@ -259,6 +285,13 @@ class AnswerTurn(TextTurn):
             closest = answer.closest
             html = (f"{_escape(UNSUPPORTED)}<br>Closest message: <a href=\"closest\">{_escape(closest.heading)}</a>: "
                     f"{_escape(closest.quote)}")
+        elif (top := self._closest_note()) is not None:
+            # "Closest note: Title (place): “line”" (core.chat.evidence.closest_note_line), its title a link.
+            said = f"{top.chat_title} ({top.day})"
+            prefix = f"Closest note: {said}"
+            html = "<br>".join(
+                f'Closest note: <a href="closest-note">{_escape(said)}</a>{_escape(line[len(prefix):])}'
+                if line.startswith(prefix) else _escape(line) for line in answer.text.split("\n"))
         else:
             valid = set(answer.citations)
             html = _CITATION.sub(lambda m: f'<a href="cite:{m.group(1)}">[{m.group(1)}]</a>'
@@ -268,8 +301,8 @@ class AnswerTurn(TextTurn):
         _make_links(self.label)
         self.label.setText(html)
         for number, match in zip(answer.citations, answer.cited_matches):
-            source = _label(f'<a href="cite:{number}">[{number}]</a> {_escape(match.chat_title)} · {_escape(nice_day(match.day))}',
-                            rich=True, quiet=True)
+            source = _label(f'<a href="cite:{number}">[{number}]</a> {_escape(match.chat_title)} · '
+                            f'{_escape(passage_place(match))}', rich=True, quiet=True)
             _make_links(source)
             source.linkActivated.connect(self._link)
             self.sources.append(source)
@@ -281,10 +314,21 @@ class AnswerTurn(TextTurn):
             return
         if href == "closest" and answer.closest is not None:
             self.message_clicked.emit(answer.closest.chat_id, answer.closest.message_id)
+        elif href == "closest-note" and self._closest_note() is not None:
+            self.note_clicked.emit(self._closest_note())
         elif href.startswith("cite:"):
             number = int(href.removeprefix("cite:"))
             if number in answer.citations:
                 self.passage_clicked.emit(answer.cited_matches[answer.citations.index(number)])
+
+
+    def _closest_note(self) -> Match | None:
+        """A decline's closest passage when it is a note's (the session quotes its best line)."""
+        answer = self.answer
+        if answer is None or not answer.declined or answer.closest is not None or not answer.retrieval.matches:
+            return None
+        top = answer.retrieval.matches[0]
+        return top if top.is_note else None
 
 
 def _make_links(label: QLabel) -> None:

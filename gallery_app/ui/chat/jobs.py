@@ -18,7 +18,7 @@ from gallery_app.core.chat.evidence import PassageLine, match_lines
 from gallery_app.core.chat.importer import ImportSummary, import_chat
 from gallery_app.core.chat.prompting import Conversation
 from gallery_app.core.chat.repository import ChatInfo, StoredMessage, chat_messages, get_chat, list_chats
-from gallery_app.core.chat.session import ChatSession
+from gallery_app.core.chat.session import EVERY_SOURCE, ChatSession
 from gallery_app.core.errors import AppError, Cancelled, ModelError
 from gallery_app.core.models import loading
 from gallery_app.core.models.specs import Role
@@ -39,9 +39,10 @@ class LlmMissing:
 
 @dataclass(frozen=True)
 class PassageLines:
-    """Right after MatchesFound: per chunk id, the lines its card shows, the best-matching ones marked."""
+    """Right after MatchesFound: per passage (``Match.key``), the lines its card shows, the best-matching ones
+    marked."""
 
-    lines: dict[int, list[PassageLine]]
+    lines: dict[tuple[str, int], list[PassageLine]]
 
 
 @dataclass(frozen=True)
@@ -181,9 +182,10 @@ def switch_embedder(context: WorkerContext, services, setting: str) -> str:
 
 
 def ask(context: WorkerContext, services, question: str, conversation: Conversation,
-        chats: Sequence[int] | None) -> Iterator[AskEvent | LlmMissing | PassageLines]:
+        chats: Sequence[int] | None, *, notes: Sequence[int] | None = None,
+        sources: frozenset[str] = EVERY_SOURCE) -> Iterator[AskEvent | LlmMissing | PassageLines]:
     """Yields Status notes, then the session's events (see ``ChatSession.ask``), with PassageLines right
-    after MatchesFound.
+    after MatchesFound. ``chats``, ``notes`` (folder ids) and ``sources``: what is searched (``ChatSession``).
 
     The conversation object belongs to the pane; one question runs at a time, so the session adds
     this turn to it when the answer is complete, and the next question is a follow-up of this one.
@@ -200,7 +202,8 @@ def ask(context: WorkerContext, services, question: str, conversation: Conversat
         raise Cancelled()
     with services.connect() as conn:
         session = ChatSession(conn, embedder, llm, services.settings.ask_options,
-                              chats=list(chats) if chats else None, conversation=conversation)
+                              chats=list(chats) if chats else None, conversation=conversation,
+                              notes=list(notes) if notes else None, sources=sources)
         if missing is not None:
             yield LlmMissing(missing)
         else:
@@ -208,4 +211,4 @@ def ask(context: WorkerContext, services, question: str, conversation: Conversat
         for event in session.ask(question, cancel=lambda: context.cancelled):
             yield event
             if isinstance(event, MatchesFound) and event.retrieval.matches:
-                yield PassageLines({m.chunk_id: match_lines(conn, m) for m in event.retrieval.matches})
+                yield PassageLines({m.key: match_lines(conn, m) for m in event.retrieval.matches})

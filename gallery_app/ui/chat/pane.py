@@ -1,8 +1,9 @@
-"""The chat pane: imported chats on the left, the conversation on the right.
+"""The chat pane: imported chats and notes folders on the left, the conversation on the right.
 
 Public API (what the main window calls): ``import_files(paths)``, ``ask(question)``, ``stop()``,
-``new_conversation()``, ``refresh_chats()``, ``show_chat_photo(sent)`` (a photo's *Open in chat*) and the
-``busy_changed(bool)`` signal. Everything slow runs in workers started through ``Services.run``; their
+``new_conversation()``, ``refresh_chats()``, ``show_chat_photo(sent)`` (a photo's *Open in chat*),
+``notes`` (the notes folders: ``notes.choose_folder()``, ``notes.add_folder(path)``, ``notes.rescan_all()``),
+``open_note(match)`` and the ``busy_changed(bool)`` signal. Everything slow runs in workers started through ``Services.run``; their
 events arrive here in order, on the GUI thread.
 """
 
@@ -19,19 +20,23 @@ from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QListView,
 from gallery_app.core.chat.events import Answer, AnswerPiece, AskEvent, MatchesFound, Status
 from gallery_app.core.chat.export_file import is_chat_export
 from gallery_app.core.chat.prompting import Conversation
+from gallery_app.core.chat.session import CHATS, EVERY_SOURCE, NOTES
 from gallery_app.core.errors import AppError
 from gallery_app.core.photos.chat_photos import ChatPhoto
 from gallery_app.ui.chat import jobs
 from gallery_app.ui.chat.chat_list import ChatIdRole, ChatListDelegate, ChatListModel
 from gallery_app.ui.chat.conversation import STYLE, AnswerTurn, ConversationView, PassagesTurn, QuestionBox, \
     TextTurn
+from gallery_app.ui.chat.note_viewer import NoteViewer, open_note
+from gallery_app.ui.chat.notes_section import NotesSection
 from gallery_app.ui.chat.viewer import PHOTO_NOTE, ChatViewer
 from gallery_app.ui.plain_text import plain_label
 from gallery_app.ui.workers import Worker
 
-EMPTY_NO_CHATS = "Drop a WhatsApp export (_chat.txt or .zip) here, or File → Import chat…"
-EMPTY_WITH_CHATS = ("Ask anything about your chats — for example “Who ended up paying for the hotel?”\n\n"
-                    "Drop another WhatsApp export (_chat.txt or .zip) here to add it.")
+EMPTY_NO_CHATS = ("Drop a WhatsApp export (_chat.txt or .zip) here, or File → Import chat…\n\n"
+                  "Drop a folder of notes and documents here, or File → Add notes folder…, to ask them too.")
+EMPTY_WITH_CHATS = ("Ask anything about your chats and notes — for example “Who ended up paying for the hotel?”\n\n"
+                    "Drop another WhatsApp export (_chat.txt or .zip), or a folder of notes, here to add it.")
 
 
 #: What the chat viewer's header says of its highlighted message, opened from a passage or a decline.
@@ -48,6 +53,8 @@ class ChatPane(QWidget):
     viewer_opened = Signal(object)
     #: "Similar photos" in the large view of a photo opened from a chat (the photo id).
     similar_photos_requested = Signal(int)
+    #: A NoteViewer was opened (by clicking a note passage or its citation).
+    note_opened = Signal(object)
 
     def __init__(self, services, parent: QWidget | None = None):
         super().__init__(parent)
@@ -58,6 +65,8 @@ class ChatPane(QWidget):
         self._passages_turn: PassagesTurn | None = None
         self._jobs = 0
         self.viewers: list[ChatViewer] = []
+        self.note_viewers: list[NoteViewer] = []
+        self._chats_problem: str | None = None
         self.setAcceptDrops(True)
         self.setStyleSheet(STYLE)
 
@@ -80,6 +89,11 @@ class ChatPane(QWidget):
         left_layout.setContentsMargins(8, 8, 4, 8)
         left_layout.addWidget(chats_title)
         left_layout.addWidget(self.chat_list, 1)
+        self.notes = NotesSection(services)
+        self.notes.selection_changed.connect(self._selection_changed)
+        self.notes.folders_loaded.connect(self._update_empty)
+        self.notes.folder_indexed.connect(self._notes_indexed)
+        left_layout.addWidget(self.notes)
         left_layout.addWidget(self.scope_label)
         left.setMinimumWidth(220)
 
@@ -146,6 +160,7 @@ class ChatPane(QWidget):
         self._selection_changed()
         self._update_buttons()
         self.refresh_chats()
+        self.notes.refresh()  # after the chats, as before notes existed: what a damaged store meets first
 
     # --- public API -----------------------------------------------------------------------------
     @property
@@ -160,7 +175,7 @@ class ChatPane(QWidget):
         """Reads the list of chats again (in a worker); keeps the selection by chat id."""
         worker = Worker(jobs.load_chats, self.services)
         worker.signals.result.connect(self._chats_loaded)
-        worker.signals.error.connect(lambda error: self.scope_label.setText(f"The chats could not be read: {error}"))
+        worker.signals.error.connect(self._chats_unreadable)
         self.services.run(worker)
 
     def import_files(self, paths: list[Path]) -> Worker | None:
@@ -195,8 +210,10 @@ class ChatPane(QWidget):
         self._answer_turn = self._add_turn(AnswerTurn())
         self._answer_turn.passage_clicked.connect(self._passage_clicked)
         self._answer_turn.message_clicked.connect(self._message_clicked)
+        self._answer_turn.note_clicked.connect(self.open_note)
         self._answer_turn.set_status("Thinking…")
-        worker = Worker(jobs.ask, self.services, question, self.conversation, self.selected_chat_ids())
+        chats, notes, sources = self.sources()
+        worker = Worker(jobs.ask, self.services, question, self.conversation, chats, notes=notes, sources=sources)
         worker.signals.yielded.connect(self._ask_event)
         worker.signals.error.connect(self._ask_failed)
         worker.signals.cancelled.connect(self._ask_cancelled)
@@ -226,6 +243,15 @@ class ChatPane(QWidget):
     def selected_chat_ids(self) -> list[int]:
         rows = sorted(index.row() for index in self.chat_list.selectionModel().selectedRows())
         return [self.chat_model.index(row).data(ChatIdRole) for row in rows]
+
+    def sources(self) -> tuple[list[int] | None, list[int] | None, frozenset[str]]:
+        """(chats, notes folders, sources) a question searches: what is selected, of either list; with
+        nothing selected, every chat and every notes folder."""
+        chats, folders = self.selected_chat_ids(), self.notes.selected_folder_ids()
+        if not chats and not folders:
+            return None, None, EVERY_SOURCE
+        sources = frozenset(source for source, chosen in ((CHATS, chats), (NOTES, folders)) if chosen)
+        return chats or None, folders or None, sources
 
     def open_viewer(self, chat_id: int, highlight: list[int], title: str = "", note: str | None = None) -> ChatViewer:
         viewer = ChatViewer(self.services, chat_id, highlight, title=title, note=note, parent=self)
@@ -271,7 +297,8 @@ class ChatPane(QWidget):
         return turn
 
     def _update_empty(self) -> None:
-        self.empty.setText(EMPTY_WITH_CHATS if self.chat_model.rowCount() else EMPTY_NO_CHATS)
+        has_sources = self.chat_model.rowCount() or self.notes.model.rowCount()
+        self.empty.setText(EMPTY_WITH_CHATS if has_sources else EMPTY_NO_CHATS)
         self.stack.setCurrentWidget(self.view if self.view.turns else self.empty)
 
     def _update_buttons(self) -> None:
@@ -283,7 +310,12 @@ class ChatPane(QWidget):
         if what == "chats":
             self.refresh_chats()
 
+    def _chats_unreadable(self, error: AppError) -> None:
+        self._chats_problem = f"The chats could not be read: {error}"
+        self.scope_label.setText(self._chats_problem)
+
     def _chats_loaded(self, chats) -> None:
+        self._chats_problem = None
         selected = set(self.selected_chat_ids())
         self.chat_model.set_chats(chats)
         selection = self.chat_list.selectionModel()
@@ -295,16 +327,22 @@ class ChatPane(QWidget):
         self._update_empty()
 
     def _selection_changed(self, *_args) -> None:
+        if self._chats_problem is not None:  # said until the chats are read (the notes list may change meanwhile)
+            self.scope_label.setText(self._chats_problem)
+            return
         count = len(self.chat_list.selectionModel().selectedRows())
-        total = self.chat_model.rowCount()
-        if not total:
+        folders = len(self.notes.selected_folder_ids())
+        total, notes_total = self.chat_model.rowCount(), self.notes.model.rowCount()
+        if not total and not notes_total:
             self.scope_label.setText("No chats yet.")
-        elif count == 0:
-            self.scope_label.setText("Questions search all chats. Select chats to ask about only those; "
-                                     "double-click one to read it.")
+        elif count == 0 and folders == 0:
+            every = "all chats and notes folders" if notes_total else "all chats"
+            self.scope_label.setText(f"Questions search {every}. Select chats{' or folders' if notes_total else ''} "
+                                     "to ask about only those; double-click a chat to read it.")
         else:
-            chats = "chat" if count == 1 else "chats"
-            self.scope_label.setText(f"Questions search only the {count} selected {chats}.")
+            chosen = [f"{n} selected {word if n == 1 else word + 's'}"
+                      for n, word in ((count, "chat"), (folders, "notes folder")) if n]
+            self.scope_label.setText(f"Questions search only the {' and the '.join(chosen)}.")
 
     def _open_chat(self, index) -> None:
         self.open_viewer(index.data(ChatIdRole), [], index.data())
@@ -403,7 +441,11 @@ class ChatPane(QWidget):
         self.input.setFocus()
 
     def _passage_clicked(self, match) -> None:
-        """The chat at the passage, its answering messages highlighted as on the passage's card."""
+        """The chat at the passage, its answering messages highlighted as on the passage's card (a note: see
+        ``open_note``)."""
+        if match.is_note:
+            self.open_note(match)
+            return
         highlight = self._card_highlight(match) or list(match.focus_message_ids or match.message_ids)
         self.open_viewer(match.chat_id, highlight, match.chat_title, note=PASSAGE_NOTE if len(highlight) == 1 else None)
 
@@ -412,16 +454,35 @@ class ChatPane(QWidget):
         question asked with it)."""
         cards = [card for turn in reversed(self.view.turns) if isinstance(turn, PassagesTurn) for card in turn.cards]
         card = next((c for c in cards if c.match is match), None) or \
-            next((c for c in cards if c.match.chunk_id == match.chunk_id), None)
+            next((c for c in cards if c.match.key == match.key), None)
         return card.highlighted_ids() if card is not None else []
 
     def _message_clicked(self, chat_id: int, message_id: int) -> None:
         self.open_viewer(chat_id, [message_id], note=CLOSEST_NOTE)
 
+    # --- notes ----------------------------------------------------------------------------------
+    def open_note(self, match) -> NoteViewer | None:
+        """A note passage: a text note in the app's viewer at the passage (returned), a PDF or Word file in the
+        system's viewer (None)."""
+        viewer = open_note(self.services, match, self)
+        if viewer is not None:
+            viewer.destroyed.connect(lambda _obj=None, v=viewer: self.note_viewers.remove(v)
+                                     if v in self.note_viewers else None)
+            self.note_viewers.append(viewer)
+            self.note_opened.emit(viewer)
+        return viewer
+
+    def _notes_indexed(self, summary) -> None:
+        if summary is not None:
+            self._add_turn(TextTurn("note", summary.describe(), title="Notes folder indexed"))
+
     # --- drag and drop --------------------------------------------------------------------------
+    # A folder dropped here is a notes folder, whatever it holds (the window sorts folders dropped elsewhere);
+    # anything else than exports and folders goes on to the window, which explains it.
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         urls = event.mimeData().urls() if event.mimeData().hasUrls() else []
-        if urls and all(url.isLocalFile() and is_chat_export(Path(url.toLocalFile())) for url in urls):
+        if urls and all(url.isLocalFile() and (is_chat_export(Path(url.toLocalFile())) or
+                                               Path(url.toLocalFile()).is_dir()) for url in urls):
             event.acceptProposedAction()
         else:
             event.ignore()
@@ -430,4 +491,13 @@ class ChatPane(QWidget):
         paths = [Path(url.toLocalFile()) for url in event.mimeData().urls() if url.isLocalFile()]
         if paths:
             event.acceptProposedAction()
-            self.import_files(paths)
+            self.drop_paths(paths)
+
+    def drop_paths(self, paths: list[Path]) -> None:
+        """What a drop on the pane does: exports are imported, folders added as notes folders."""
+        folders = [path for path in paths if path.is_dir()]
+        exports = [path for path in paths if path not in folders]
+        if exports:
+            self.import_files(exports)
+        for folder in folders:
+            self.notes.add_folder(folder)
