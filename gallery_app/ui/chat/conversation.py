@@ -437,7 +437,7 @@ class QuestionBox(QPlainTextEdit):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.setPlaceholderText("Ask about your chats…  (Enter sends, Shift+Enter for a new line)")
+        self.setPlaceholderText("Ask about your chats and notes…  (Enter sends, Shift+Enter for a new line)")
         self.setTabChangesFocus(True)
         lines = 3
         self.setFixedHeight(self.fontMetrics().lineSpacing() * lines + 2 * self.frameWidth()
