@@ -100,7 +100,8 @@ class MainWindow(QMainWindow):
         file_menu = self.menuBar().addMenu("&File")
         self._action(file_menu, "&Import WhatsApp chat…", self.choose_chat_files, QKeySequence.StandardKey.Open)
         self._action(file_menu, "&Add photo folder…", self._show_photos(self.photo_pane.choose_folder), "Ctrl+Shift+O")
-        self.add_notes_action = self._action(file_menu, "Add &notes folder…", self.choose_notes_folder, "Ctrl+Shift+N")
+        self.add_notes_action = self._action(file_menu, "Add &notes folder…", self.choose_notes_folder,
+                                             "Ctrl+Shift+N")
         self._action(file_menu, "&Upload photo…", self._show_photos(self.photo_pane.choose_uploads), "Ctrl+U")
         self._action(file_menu, "Search with the &camera…", self._show_photos(self.photo_pane.open_camera), "Ctrl+Shift+C")
         file_menu.addSeparator()

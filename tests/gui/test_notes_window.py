@@ -10,6 +10,7 @@ and an LLM that writes what it is told."""
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -18,12 +19,14 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QMessageBox
 
 from gallery_app.ui.chat import note_viewer
+from gallery_app.ui.chat.notes_section import STOPPED
 from gallery_app.ui.chat.chat_list import DetailsRole
 from gallery_app.ui.chat.conversation import AnswerTurn, PassagesTurn
 from gallery_app.ui.main_window import MODELS_OFFERED_KEY, MainWindow
 from gallery_app.ui.photos import folder_dialog
 from gallery_app.ui.services import Services
 from gallery_app.ui.settings import Settings
+from gallery_app.ui.workers import Worker
 from tests.chat_helpers import ScriptedLLM
 from tests.conftest import SHARED_FIXTURES
 from tests.gui.test_chat_evidence import card_lines, click_link
@@ -45,7 +48,6 @@ class FakeFolderDialog(QObject):
     """Stands in for the folder chooser: "chooses" ``chosen`` as soon as it is opened."""
 
     fileSelected = Signal(str)
-    made: list[FakeFolderDialog] = []
 
     def __init__(self, chosen: Path):
         super().__init__()
@@ -227,7 +229,8 @@ def test_a_notes_folder_added_from_the_menu_is_listed_asked_opened_and_removed(o
     box = notes.confirm_box
     assert box.isVisible() and str(notes_folder) in box.text() and box.textFormat() == Qt.TextFormat.PlainText
     with qtbot.waitSignal(notes.folder_removed, timeout=LONG) as removed:
-        next(button for button in box.buttons() if box.buttonRole(button) == QMessageBox.ButtonRole.DestructiveRole).click()
+        next(button for button in box.buttons()
+             if box.buttonRole(button) == QMessageBox.ButtonRole.DestructiveRole).click()
     assert removed.args[0].startswith(f"Removed the notes folder {notes_folder} (3 notes, 1 PDF (2 pages), 1 Word file)")
     qtbot.waitUntil(lambda: notes.model.rowCount() == 0 and not notes.isVisible(), timeout=10_000)
     assert (notes_folder / TEA).is_file()
@@ -276,3 +279,31 @@ def test_the_next_start_rescans_every_notes_folder_quietly(open_window, tmp_path
     assert not [turn for turn in second.chat_pane.view.turns if turn.kind == "note"]  # quietly: no turn
     passages = ask(second, qtbot, "When does the boiler warranty end?")
     assert "April 2028" in passages.cards[0].match.text
+
+
+def test_indexing_cancelled_while_it_waits_for_another_writer_adds_nothing_and_says_so(open_window, tmp_path, qtbot):
+    window = open_window()
+    notes = window.chat_pane.notes
+    folder = tmp_path / "Journal"
+    folder.mkdir()
+    (folder / "boiler.md").write_text("# Boiler\n\nThe boiler warranty runs until March 2027.\n", "utf-8")
+    release = threading.Event()
+    blocker = Worker(lambda context: release.wait(30)).writing("a test's writer")
+    window.services.run(blocker)
+    try:
+        worker = window.add_notes_folder(folder)
+        assert worker.waiting_note() == "Waiting for a test's writer to finish…"
+        assert window.task_bar.isVisible()
+        assert window.task_bar.label.text().startswith("Indexing notes in Journal — Waiting")
+        with qtbot.waitSignal(notes.folder_indexed, timeout=LONG) as indexed:
+            window.task_bar.cancel_current()
+    finally:
+        release.set()
+    assert indexed.args[0] is None
+    # The task bar hears of the cancel in an event of its own, which may come just after.
+    qtbot.waitUntil(lambda: window.statusBar().currentMessage() == "Indexing notes in Journal: cancelled.", timeout=5_000)
+    assert STOPPED in window.chat_pane.view.turns[-1].text()
+    qtbot.waitUntil(idle(window), timeout=LONG)
+    notes.refresh()
+    qtbot.waitUntil(idle(window), timeout=LONG)
+    assert notes.model.rowCount() == 0

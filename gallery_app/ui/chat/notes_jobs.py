@@ -132,8 +132,8 @@ def remove(context: WorkerContext, services, folder_id: int) -> str:
         kinds = kind_totals(conn, folder_id)
         remove_folder(conn, folder_id)
     services.data_changed.emit("notes")
-    return (f"Removed the notes folder {printable(folders[folder_id].path)} ({describe_kinds(kinds)}) from the library; "
-            "the files themselves are untouched.")
+    return (f"Removed the notes folder {printable(folders[folder_id].path)} ({describe_kinds(kinds)}) from the "
+            "library; the files themselves are untouched.")
 
 
 def read_note(context: WorkerContext, services, chunk_id: int) -> NotePassage:

@@ -34,6 +34,8 @@ class NotesSection(QWidget):
     folders_loaded = Signal()
     #: A folder was indexed: its summary (None when it was stopped or failed).
     folder_indexed = Signal(object)
+    #: Indexing a folder was cancelled: what is kept and how to go on (the status bar only says "cancelled").
+    indexing_stopped = Signal(str)
     #: A folder was removed: what the status bar said.
     folder_removed = Signal(str)
 
@@ -120,7 +122,7 @@ class NotesSection(QWidget):
         self.folder_indexed.emit(summary)
 
     def _stopped(self) -> None:
-        self.services.message.emit(STOPPED)
+        self.indexing_stopped.emit(STOPPED)
         self.folder_indexed.emit(None)
 
     def _rescanned(self, changed: list[NotesIndexSummary]) -> None:

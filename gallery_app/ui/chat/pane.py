@@ -1,10 +1,10 @@
 """The chat pane: imported chats and notes folders on the left, the conversation on the right.
 
 Public API (what the main window calls): ``import_files(paths)``, ``ask(question)``, ``stop()``,
-``new_conversation()``, ``refresh_chats()``, ``show_chat_photo(sent)`` (a photo's *Open in chat*),
-``notes`` (the notes folders: ``notes.choose_folder()``, ``notes.add_folder(path)``, ``notes.rescan_all()``),
-``open_note(match)`` and the ``busy_changed(bool)`` signal. Everything slow runs in workers started through ``Services.run``; their
-events arrive here in order, on the GUI thread.
+``new_conversation()``, ``refresh_chats()``, ``show_chat_photo(sent)`` (a photo's *Open in chat*), ``notes``
+(the notes folders: ``notes.choose_folder()``, ``notes.add_folder(path)``, ``notes.rescan_all()``),
+``open_note(match)`` and the ``busy_changed(bool)`` signal. Everything slow runs in workers started through
+``Services.run``; their events arrive here in order, on the GUI thread.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ from gallery_app.ui.workers import Worker
 
 EMPTY_NO_CHATS = ("Drop a WhatsApp export (_chat.txt or .zip) here, or File → Import chat…\n\n"
                   "Drop a folder of notes and documents here, or File → Add notes folder…, to ask them too.")
-EMPTY_WITH_CHATS = ("Ask anything about your chats and notes — for example “Who ended up paying for the hotel?”\n\n"
+EMPTY_WITH_CHATS = ("Ask anything about your chats and notes — for example “Who ended up paying for the "
+                    "hotel?”\n\n"
                     "Drop another WhatsApp export (_chat.txt or .zip), or a folder of notes, here to add it.")
 
 
@@ -93,6 +94,7 @@ class ChatPane(QWidget):
         self.notes.selection_changed.connect(self._selection_changed)
         self.notes.folders_loaded.connect(self._update_empty)
         self.notes.folder_indexed.connect(self._notes_indexed)
+        self.notes.indexing_stopped.connect(lambda text: self._add_turn(TextTurn("note", text, title="Notes folder")))
         left_layout.addWidget(self.notes)
         left_layout.addWidget(self.scope_label)
         left.setMinimumWidth(220)
