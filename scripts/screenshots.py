@@ -4,7 +4,8 @@ Starts the app on a fresh data folder, waits for the demo data, asks the demo ch
 for the streamed answer, then shows the photo grid (searched when a CLIP model is installed; otherwise
 as a newcomer without CLIP sees it) and saves both windows as PNG files. With ../shared beside the
 checkout it then imports a real chat written by other people (chat_qa/dutch_friends), asks it a question
-and a follow-up, and saves the conversation and the chat viewer opened from the top passage.
+and a follow-up, and saves the conversation and the chat viewer opened from the top passage; and adds the real notes
+folder notes_qa (as File → Add notes folder… does) and saves the chat pane answering a question from a note.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ REAL_CHAT = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" /
 REAL_QUESTIONS = ("What oddly specific meanings did Rens find for two of the words he entered in the word game "
                   "on 24 January?", "What was the solution of the eight-letter word puzzle on 25 January?",
                   "And who got it right?")
+NOTES_FOLDER = REAL_CHAT.parents[1] / "notes_qa" / "folder"
+NOTES_QUESTION = "Which tea brand does Starbucks serve?"
 
 
 def main(out_dir: str = "docs") -> int:
@@ -73,6 +76,8 @@ def main(out_dir: str = "docs") -> int:
     written = [out / "screenshot-chat.png", out / "screenshot-photos.png"]
     if REAL_CHAT.exists():
         written += real_chat_pictures(window, out, wait_for, settle)
+    if NOTES_FOLDER.is_dir():
+        written += notes_pictures(window, out, wait_for, settle)
     window.close()
     QThreadPool.globalInstance().waitForDone(-1)
     print("wrote " + ", ".join(map(str, written)))
@@ -114,6 +119,35 @@ def real_chat_pictures(window, out: Path, wait_for, settle) -> list[Path]:
             viewer.close()
             written.append(path)
     return written
+
+
+def notes_pictures(window, out: Path, wait_for, settle) -> list[Path]:
+    """The notes folder added as File → Add notes folder… adds it, then a question its notes answer, asked of
+    every chat and notes folder together."""
+    import shutil
+
+    from PySide6.QtGui import QCursor
+
+    chat = window.chat_pane
+    # A copy under a name a person's folder has ("Notes"; the fixture's own is "folder").
+    folder = Path(tempfile.mkdtemp(prefix="gallery-notes-")) / "Notes"
+    shutil.copytree(NOTES_FOLDER, folder)
+    worker = window.add_notes_folder(folder)
+    wait_for(worker.signals.finished, 900_000)
+    chat.new_conversation()
+    # Three passages (Settings → Passages) rather than six: the top note's card and the answer below its
+    # passages then fit in one picture.
+    window.services.settings.passages = 3
+    worker = chat.ask(NOTES_QUESTION)
+    if worker is not None:
+        wait_for(worker.signals.finished)
+    QCursor.setPos(window.mapToGlobal(window.rect().bottomLeft()))  # no card drawn as hovered
+    settle(800)
+    chat.view.verticalScrollBar().setValue(chat.view.verticalScrollBar().maximum())
+    settle(300)
+    path = out / "screenshot-notes.png"
+    window.grab().save(str(path))
+    return [path]
 
 
 if __name__ == "__main__":
