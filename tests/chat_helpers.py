@@ -6,6 +6,18 @@ import json
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def load_bench(name: str):
+    """``bench/NAME.py`` as a module (bench/ is scripts, not a package)."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(name, REPO / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
 DEMO_CHAT = REPO / "resources" / "demo" / "chats" / "weekend_away" / "_chat.txt"
 DEMO_QUESTIONS = REPO / "resources" / "demo" / "questions.jsonl"
 

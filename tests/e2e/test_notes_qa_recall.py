@@ -7,13 +7,11 @@ measured (README, "Notes and documents"): 25 of 27 answerable questions in the t
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 
 import pytest
 
 from gallery_app.core.models.loading import open_text_embedder
-from tests.chat_helpers import REPO
+from tests.chat_helpers import load_bench
 from tests.conftest import SHARED_FIXTURES
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.shared_fixtures]
@@ -27,11 +25,7 @@ RECALL_AT_5_FLOOR = 0.96
 
 
 def _notes_eval():
-    spec = importlib.util.spec_from_file_location("notes_eval", REPO / "bench" / "notes_eval.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("notes_eval")
 
 
 def test_notes_qa_recall_holds():

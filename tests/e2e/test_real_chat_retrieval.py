@@ -6,15 +6,13 @@ that loses answers on real chats fails here instead of passing silently on the d
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 
 import pytest
 
 from gallery_app.core.chat.ask_options import AskOptions, FollowUps
 from gallery_app.core.chat.session import ChatSession
 from gallery_app.core.models.loading import open_text_embedder
-from tests.chat_helpers import REPO
+from tests.chat_helpers import load_bench
 from tests.conftest import SHARED_FIXTURES, require_shared_fixtures
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -28,11 +26,7 @@ EVIDENCE_AT_1_FLOOR = 0.26
 
 
 def _chat_eval():
-    spec = importlib.util.spec_from_file_location("chat_eval", REPO / "bench" / "chat_eval.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("chat_eval")
 
 
 @pytest.fixture(scope="module")
