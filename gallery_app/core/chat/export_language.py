@@ -12,9 +12,10 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-#: Phrases that only WhatsApp writes, per language of the export. The encryption notice counts most:
-#: it is always WhatsApp's, while a person may type an English phrase in a chat in another language.
-_NOTICE = {
+#: WhatsApp's end-to-end encryption line, per language of the export (the parser reads it as a notice too).
+#: It counts most: it is always WhatsApp's, while a person may type an English phrase in a chat in another
+#: language.
+ENCRYPTION_NOTICES = {
     "English": r"(?:Messages|Your messages|Calls)\b[^:]*\bend-to-end encrypt",
     "German": r"Nachrichten\b[^:]*Ende-zu-Ende-[Vv]erschlüssel",
     "Spanish": r"(?:Los mensajes|Mensajes)\b[^:]*\bextremo a extremo",
@@ -23,6 +24,7 @@ _NOTICE = {
     "Italian": r"I messaggi\b[^:]*\bend-to-end",
     "Dutch": r"Berichten\b[^:]*\bend-to-end",
 }
+#: Other phrases only WhatsApp writes: placeholders, deleted markers, attachment markers, group events.
 _MARKERS = {
     "English": r"<Media omitted>|\b(?:image|video|audio|sticker|GIF|document) omitted\b|This message was deleted"
                r"|You deleted this message|\(file attached\)|<attached: | created group |changed the subject"
@@ -41,7 +43,7 @@ _MARKERS = {
     "Dutch": r"<Media weggelaten>|\b(?:afbeelding|audio|sticker) weggelaten|Dit bericht is verwijderd"
              r"|\(bestand bijgevoegd\)|heeft de groep .*aangemaakt|beveiligingscode",
 }
-_NOTICE_RE = {language: re.compile(pattern) for language, pattern in _NOTICE.items()}
+_NOTICE_RE = {language: re.compile(pattern) for language, pattern in ENCRYPTION_NOTICES.items()}
 _MARKER_RE = {language: re.compile(pattern) for language, pattern in _MARKERS.items()}
 #: Enough agreeing markers to stop reading (a big chat has a million lines).
 _ENOUGH = 5

@@ -38,7 +38,7 @@ from itertools import groupby
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime
 
-from gallery_app.core.chat.export_language import export_language
+from gallery_app.core.chat.export_language import ENCRYPTION_NOTICES, export_language
 from gallery_app.core.chat.messages import Message, MessageKind, ParsedChat
 
 __all__ = ["parse_chat_text", "clean_text", "header_prefix", "is_placeholder", "attachment_caption"]
@@ -130,16 +130,9 @@ def _marker(word: str) -> str:
 _AUTHOR = re.compile(r"([^:]{1,100}?):(?:\s|$)")
 _AUTHOR_NO_SPACE = re.compile(r"([^:\s][^:]{0,99}?):(?=\S)")
 
-_E2E = (
-    r"(?:Messages|Your messages|Calls)\b[^:]*\bend-to-end encrypt"
-    r"|Nachrichten\b[^:]*Ende-zu-Ende-[Vv]erschlüssel"
-    r"|(?:Los mensajes|Mensajes)\b[^:]*\bextremo a extremo"
-    r"|Les messages\b[^:]*\bde bout en bout"
-    r"|As mensagens\b[^:]*\bponta[ -]a[ -]ponta"
-    r"|I messaggi\b[^:]*\bend-to-end"
-    r"|Berichten\b[^:]*\bend-to-end"
-)
-_ENCRYPTION_NOTICE = re.compile(_E2E)
+#: WhatsApp's "messages are end-to-end encrypted" line, in every language it is read in (one home:
+#: export_language.ENCRYPTION_NOTICES, which also tells the export's language by it).
+_ENCRYPTION_NOTICE = re.compile("|".join(ENCRYPTION_NOTICES.values()))
 
 # System events, anchored at the start of the text: "<actor> <phrase>" with an actor written
 # without a colon (so "Ana: I added salt" can never match: the actor cannot span "Ana:"), or a
