@@ -15,8 +15,8 @@ import numpy as np
 
 from gallery_app.core.chat.retrieval import ANSWER_MESSAGE_PASSAGES, Match, NoteSource
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
-from gallery_app.core.notes.repository import StoredNoteChunk, chunk_similarities, chunks_by_id, list_folders
-from gallery_app.core.notes.search import z_scores
+from gallery_app.core.notes.repository import StoredNoteChunk, list_folders
+from gallery_app.core.notes.search import ranked_chunks
 
 #: Lines of a chunk compared with the question (a chunk is at most 256 tokens: a section, or a few short ones).
 MAX_LINES_COMPARED = 40
@@ -41,19 +41,10 @@ def note_matches(conn: apsw.Connection, embedder: TextEmbedder, query: str, k: i
     if k <= 0 or (folder_ids is not None and not folder_ids):
         return []
     vector = embedder.embed_query(query) if query_vector is None else query_vector
-    found = chunk_similarities(conn, embedder, vector, folder_ids)
-    if found is None:
-        return []
-    scores = found.scores.astype(np.float64)
-    z = (scores - scale[0]) / scale[1] if scale is not None else z_scores(scores)
-    eligible = np.flatnonzero(found.scores >= min_score)
-    best = eligible[np.argsort(-z[eligible], kind="stable")][:k]
-    chunks = chunks_by_id(conn, [int(found.chunk_ids[i]) for i in best])
-    ordered = [(chunks[int(found.chunk_ids[i])], float(found.scores[i]), float(z[i]))
-               for i in best if int(found.chunk_ids[i]) in chunks]
-    lines = _best_lines(embedder, vector, [chunk for chunk, _, _ in ordered[:ANSWER_MESSAGE_PASSAGES]])
-    return [_match(chunk, similarity, score, lines[n] if n < len(lines) else ())
-            for n, (chunk, similarity, score) in enumerate(ordered)]
+    hits = ranked_chunks(conn, embedder, vector, k, folder_ids, min_score=min_score, scale=scale)
+    lines = _best_lines(embedder, vector, [hit.chunk for hit in hits[:ANSWER_MESSAGE_PASSAGES]])
+    return [_match(hit.chunk, hit.similarity, hit.score, lines[n] if n < len(lines) else ())
+            for n, hit in enumerate(hits)]
 
 
 def _match(chunk: StoredNoteChunk, similarity: float, score: float, best_lines: tuple[int, ...]) -> Match:

@@ -63,11 +63,24 @@ def search_notes(conn: apsw.Connection, embedder: TextEmbedder, question: str, k
         raise AppError("The question is empty.", hint="Type what you are looking for in your notes.")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_HITS:
         raise AppError(f"The number of results must be a whole number from 1 to {MAX_HITS}, not {k!r}.")
-    found = chunk_similarities(conn, embedder, embedder.embed_query(question), folder_ids)
+    return ranked_chunks(conn, embedder, embedder.embed_query(question), k, folder_ids)
+
+
+def ranked_chunks(conn: apsw.Connection, embedder: TextEmbedder, query: np.ndarray, k: int,
+                  folder_ids: Sequence[int] | None = None, *, min_score: float | None = None,
+                  scale: tuple[float, float] | None = None) -> list[NoteHit]:
+    """The ``k`` chunks best matching the embedded ``query``, best first, none below ``min_score`` similarity
+    (None: every chunk).
+
+    ``scale``: the mean and spread to take the z-scores on (another source's, so both rank on one scale);
+    None: the chunks' own."""
+    found = chunk_similarities(conn, embedder, query, folder_ids)
     if found is None:
         return []
-    z = z_scores(found.scores.astype(np.float64))
-    best = np.argsort(-z, kind="stable")[:k]
+    scores = found.scores.astype(np.float64)
+    z = (scores - scale[0]) / scale[1] if scale is not None else z_scores(scores)
+    eligible = np.arange(len(scores)) if min_score is None else np.flatnonzero(found.scores >= min_score)
+    best = eligible[np.argsort(-z[eligible], kind="stable")][:k]
     chunks = chunks_by_id(conn, found.chunk_ids[best].tolist())
     return [NoteHit(chunks[int(found.chunk_ids[i])], float(z[i]), float(found.scores[i]))
             for i in best if int(found.chunk_ids[i]) in chunks]
