@@ -23,7 +23,7 @@ from gallery_app.core.chat.messages import Message, MessageKind
 from gallery_app.core.file_names import to_db
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
 from gallery_app.core.store import (
-    VectorTable, atomic, delete_vectors, ensure_vector_table, get_vector_table, insert_vectors, list_vector_tables,
+    VectorTable, atomic, delete_vectors, ensure_vector_table, existing_vector_table, insert_vectors, list_vector_tables,
 )
 from gallery_app.core.store.vector_search import HUBNESS, similarities
 
@@ -309,10 +309,7 @@ def ensure_window_table(conn: apsw.Connection, embedder: TextEmbedder) -> Vector
 
 
 def _existing_window_table(conn: apsw.Connection, embedder: TextEmbedder) -> VectorTable | None:
-    """The embedder's vector table if it has one (checked as ``ensure_window_table`` checks it), else None."""
-    if get_vector_table(conn, WINDOW_KIND, embedder.model_key) is None:
-        return None
-    return ensure_window_table(conn, embedder)  # it exists, so this only checks it
+    return existing_vector_table(conn, WINDOW_KIND, embedder.model_key, embedder.dims, metadata=WINDOW_METADATA)
 
 
 def missing_window_vectors(conn: apsw.Connection, embedder: TextEmbedder) -> int:

@@ -22,7 +22,7 @@ from gallery_app.core.file_names import from_db, to_db
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
 from gallery_app.core.notes.chunking import NoteChunk, embedded_text
 from gallery_app.core.store import (
-    VectorTable, atomic, delete_vectors, ensure_vector_table, get_vector_table, insert_vectors, list_vector_tables,
+    VectorTable, atomic, delete_vectors, ensure_vector_table, existing_vector_table, insert_vectors, list_vector_tables,
 )
 from gallery_app.core.store.vector_search import similarities
 
@@ -360,10 +360,7 @@ def ensure_note_table(conn: apsw.Connection, embedder: TextEmbedder) -> VectorTa
 
 
 def _existing_note_table(conn: apsw.Connection, embedder: TextEmbedder) -> VectorTable | None:
-    """The embedder's vector table if it has one (checked as ``ensure_note_table`` checks it), else None."""
-    if get_vector_table(conn, NOTE_KIND, embedder.model_key) is None:
-        return None
-    return ensure_note_table(conn, embedder)  # it exists, so this only checks it
+    return existing_vector_table(conn, NOTE_KIND, embedder.model_key, embedder.dims, metadata=NOTE_METADATA)
 
 
 _TO_EMBED = "SELECT c.id, f.folder_id, c.file_id, c.context, c.text FROM note_chunks c JOIN note_files f ON f.id = c.file_id"

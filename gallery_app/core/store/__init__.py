@@ -16,6 +16,7 @@ from gallery_app.core.store.vectors import (
     count_vectors,
     delete_vectors,
     ensure_vector_table,
+    existing_vector_table,
     get_vector_table,
     insert_vectors,
     knn,
@@ -65,6 +66,6 @@ def open_store_to_read(path: Path | str | None = None) -> apsw.Connection:
 
 __all__ = [
     "MAX_K", "Neighbor", "VectorTable", "atomic", "close_connection", "connect", "count_vectors", "delete_vectors",
-    "ensure_vector_table", "get_vector_table", "insert_vectors", "knn", "list_vector_tables",
+    "ensure_vector_table", "existing_vector_table", "get_vector_table", "insert_vectors", "knn", "list_vector_tables",
     "migrate", "open_store", "open_store_to_read", "sqlite_versions",
 ]

@@ -133,6 +133,14 @@ VERSION_KEY_PREFIX = "vector_table_version:"
 WriteListener = Callable[[apsw.Connection, VectorTable, int, int, tuple], None]
 WRITE_LISTENERS: list[WriteListener] = []
 
+def existing_vector_table(conn: apsw.Connection, kind: str, model_key: str, dims: int, *,
+                          metric: str = "cosine", metadata: Mapping[str, str] | None = None) -> VectorTable | None:
+    """The table for (kind, model) if one is registered, checked as ``ensure_vector_table`` checks it (refused
+    if it disagrees); None otherwise: reading never creates a table."""
+    if get_vector_table(conn, kind, model_key) is None:
+        return None
+    return ensure_vector_table(conn, kind, model_key, dims, metric=metric, metadata=metadata)
+
 
 def table_version(conn: apsw.Connection, table: VectorTable) -> int:
     """How many committed writes ``table`` has seen (0 before the first)."""
