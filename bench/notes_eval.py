@@ -45,12 +45,6 @@ class _Hit:
     page: int | None
 
 
-def chunks_by_id(conn, ids):
-    from gallery_app.core.notes.repository import chunks_by_id as stored
-
-    return stored(conn, ids)
-
-
 def load_questions(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
@@ -99,6 +93,7 @@ def evaluate_notes(embedder, fixture: Path = NOTES_QA, *, verbose: bool = False,
     from gallery_app.core.chat.importer import import_chat
     from gallery_app.core.chat.session import ChatSession
     from gallery_app.core.chat.ask_options import AskOptions
+    from gallery_app.core.notes.repository import chunks_by_id
     from gallery_app.core.store import open_store
 
     library = None
