@@ -168,6 +168,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def _session(args: argparse.Namespace):
     from gallery_app.core.chat.ask_options import AskOptions
     from gallery_app.core.chat.prompting import check_budget
+    from gallery_app.cli_notes import notes_folder
     from gallery_app.core.chat.session import CHATS, EVERY_SOURCE, NOTES, ChatSession
     from gallery_app.core.models.loading import notices, open_chat_llm, open_text_embedder
 
@@ -182,23 +183,8 @@ def _session(args: argparse.Namespace):
     conn = _open_store(to_read=True)
     sources = {"chats": {CHATS}, "notes": {NOTES}}.get(args.only, EVERY_SOURCE)
     return ChatSession(conn, embedder, llm, options, chats=args.chat or None,
-                       notes=_notes_folder_ids(conn, args.notes_folder) if args.notes_folder else None,
+                       notes=[notes_folder(conn, text).id for text in args.notes_folder] if args.notes_folder else None,
                        sources=frozenset(sources))
-
-
-def _notes_folder_ids(conn, folders: list[str]) -> list[int]:
-    """The ids of the notes folders named on the command line; one never added is an error that says so."""
-    from gallery_app.core.errors import AppError
-    from gallery_app.core.notes.repository import folder_by_path
-
-    ids = []
-    for folder in folders:
-        found = folder_by_path(conn, Path(folder).expanduser().resolve())
-        if found is None:
-            raise AppError(f"{folder} is not a notes folder of this library.",
-                           hint="Add it first with: gallery-app-cli notes add FOLDER (notes list shows them).")
-        ids.append(found.id)
-    return ids
 
 
 def add_instructions_option(parser: argparse.ArgumentParser) -> None:
@@ -399,7 +385,7 @@ def add_chat_commands(commands: argparse._SubParsersAction) -> None:
             only.add_argument("--notes", dest="only", action="store_const", const="notes",
                               help="search the notes folders only")
             parser.add_argument("--notes-folder", action="append", metavar="FOLDER",
-                                help="only this notes folder (repeatable; see notes list)")
+                                help="only this notes folder, by path or by its number in notes list (repeatable)")
             parser.add_argument("--passages", type=_at_least(1), default=AskOptions.passages,
                                 help="passages given to the model")
             parser.add_argument("--context", type=_at_least(MIN_PROMPT_TOKENS + MIN_ANSWER_TOKENS),

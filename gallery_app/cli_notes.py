@@ -95,7 +95,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _folder(conn, text: str):
+def notes_folder(conn, text: str):
     """The notes folder named by its number (``notes list``) or its path; a usage error otherwise."""
     from gallery_app.core.notes.repository import folder_by_id, folder_by_path
 
@@ -112,7 +112,7 @@ def cmd_remove(args: argparse.Namespace) -> int:
     from gallery_app.core.notes.repository import kind_totals, remove_folder
 
     conn = _open_store()
-    folder = _folder(conn, args.folder)
+    folder = notes_folder(conn, args.folder)
     kinds = kind_totals(conn, folder.id)
     remove_folder(conn, folder.id)
     print(f"Removed the notes folder {_shown_path(folder.path)} ({describe_kinds(kinds)}) from the library; "
@@ -126,7 +126,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     from gallery_app.core.notes.search import search_notes
 
     conn = _open_store()
-    folders = [_folder(conn, text).id for text in args.folder] if args.folder else None
+    folders = [notes_folder(conn, text).id for text in args.folder] if args.folder else None
     embedder = open_text_embedder(args.embedder, threads=args.threads)
     try:
         hits = search_notes(conn, embedder, args.question, args.k, folder_ids=folders)
