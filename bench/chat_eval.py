@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO))
 
 from gallery_app.core.chat.ask_options import AskOptions, FollowUps  # noqa: E402
 
-KS = (1, 3, 5, 10)
+KS = (1, 3, 5, 10, 50)
 #: Passages retrieved per question: enough to tell "ranked low" from "never found".
 DEEPEST_RANK = 50
 DEMO_CHAT = REPO / "resources" / "demo" / "chats" / "weekend_away" / "_chat.txt"

@@ -178,3 +178,47 @@ def test_the_answering_message_is_named_not_the_question_asked_in_the_chat(store
     answer = closest_message(store, best, question)
     assert answer.sender == "SMB Telkom" and answer.text == "The dormitory is free for scholarship students"
     assert best.answer_message_id == answer.message_id
+
+
+def _parking_chat(tmp_path):
+    """One day whose four messages each share a word with the question, one whose single message answers it."""
+    chatter = [f"{day}/3/24, 10:0{n} - {who}: {text}" for day in (15, 16, 17, 18)
+               for n, (who, text) in enumerate([("Bob", "lunch at noon"), ("Cat", "pizza again"),
+                                                ("Dan", "the cheese one"), ("Bob", "fine by me")])]
+    return write_chat(tmp_path / "parking", [
+        "14/3/24, 09:00 - Anna: such a blue sky today",
+        "14/3/24, 09:01 - Bob: the van is huge",
+        "14/3/24, 09:02 - Cat: the park looks nice",
+        "14/3/24, 09:03 - Dan: yesterday was fun",
+        *chatter,
+        "19/3/24, 18:00 - Anna: I left the blue van by the park gate yesterday",
+        "19/3/24, 18:01 - Bob: lunch pizza",
+        "19/3/24, 18:02 - Cat: more cheese please",
+        "19/3/24, 18:03 - Dan: noon works",
+    ])
+
+
+def test_the_second_look_lifts_the_passage_whose_one_message_answers(store, tmp_path, monkeypatch):
+    from gallery_app.core.chat import retrieval
+
+    import_chat(store, _parking_chat(tmp_path), EMBEDDER)
+    question = "Where is the blue van by the park yesterday?"
+    plain = ChatRetriever(store, EMBEDDER).retrieve(question, k=6)
+    assert plain.matches[0].day == "2024-03-14"  # the window of four loose words wins on its own
+    monkeypatch.setattr(retrieval, "RERANK_DEPTH", 10)
+    monkeypatch.setattr(retrieval, "RERANK_WEIGHT", 1.0)
+    second_look = ChatRetriever(store, EMBEDDER).retrieve(question, k=6)
+    assert second_look.matches[0].day == "2024-03-19"
+    assert "I left the blue van by the park gate yesterday" in second_look.matches[0].excerpt
+    assert {m.chunk_id for m in second_look.matches} == {m.chunk_id for m in plain.matches}
+
+
+def test_the_second_look_reorders_only_the_passages_it_looked_at(library, monkeypatch):
+    from gallery_app.core.chat import retrieval
+
+    question = "Who is bringing the inflatable kayak?"
+    plain = retrieve(library, question, k=20)
+    monkeypatch.setattr(retrieval, "RERANK_DEPTH", 3)
+    second_look = retrieve(library, question, k=20)
+    assert {m.chunk_id for m in second_look.matches[:3]} == {m.chunk_id for m in plain.matches[:3]}
+    assert [m.chunk_id for m in second_look.matches[3:]] == [m.chunk_id for m in plain.matches[3:]]
