@@ -433,6 +433,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="search @-mentions of numbers and phone-number senders without their digits")
     parser.add_argument("--window-messages", type=int, default=None, help="consecutive messages per window")
     parser.add_argument("--window-stride", type=int, default=None, help="messages between window starts")
+    parser.add_argument("--lead-in", choices=["on", "off"], default=None,
+                        help="read each window after the message before it")
     parser.add_argument("--message-window-words", type=int, default=None,
                         help="messages of at least this many words are windows of their own (0: none)")
     parser.add_argument("--passages", type=int, default=AskOptions.passages, help="passages given to the LLM")
@@ -445,7 +447,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--misses", type=Path, default=REPO / ".cache" / "chat_eval_misses.jsonl",
                         help="where every miss is written (default .cache/chat_eval_misses.jsonl)")
     parser.add_argument("--constant", action="append", default=[], metavar="NAME=VALUE",
-                        help="override a retrieval constant, e.g. FOLLOW_UP_LIFT=0.75 (for recording variants)")
+                        help="override a retrieval or chunking constant, e.g. FOLLOW_UP_LIFT=0.75 (for recording variants)")
     parser.add_argument("--in-a-row", action="store_true",
                         help="also ask every set's questions in one conversation over one library of all the chats, "
                              "sets interleaved, and compare with each asked alone")
@@ -507,13 +509,14 @@ def main(argv=None) -> int:
     from gallery_app.core.models.loading import open_chat_llm, open_text_embedder
 
     sets = chosen_sets(args)
-    from gallery_app.core.chat import retrieval
+    from gallery_app.core.chat import chunking, retrieval
 
     for assignment in args.constant:
         name, _, value = assignment.partition("=")
-        if not hasattr(retrieval, name):
-            raise SystemExit(f"retrieval has no constant {name}")
-        setattr(retrieval, name, type(getattr(retrieval, name))(value))
+        module = next((m for m in (retrieval, chunking) if hasattr(m, name)), None)
+        if module is None:
+            raise SystemExit(f"neither retrieval nor chunking has a constant {name}")
+        setattr(module, name, type(getattr(module, name))(value))
     embedder = open_text_embedder(args.embedder)
     if args.cache:
         embedder = CachedEmbedder(embedder, args.cache)
@@ -523,6 +526,8 @@ def main(argv=None) -> int:
     llm = open_chat_llm(args.llm, n_ctx=ask.context_tokens) if needs_llm else None
     overrides = {"max_tokens": args.chunk_tokens, "window_messages": args.window_messages,
                  "window_stride": args.window_stride, "message_window_words": args.message_window_words}
+    if args.lead_in:
+        overrides["lead_in"] = args.lead_in == "on"
     if args.plain_numbers:
         overrides["plain_mentions"] = args.plain_numbers in ("both", "mentions")
         overrides["plain_number_senders"] = args.plain_numbers in ("both", "senders")

@@ -148,3 +148,57 @@ def test_phone_numbers_can_be_shown_but_not_searched():
     ((members, text),) = chunk.windows(ChunkingConfig(plain_mentions=True, plain_number_senders=True))
     assert text == "Is the dormitory free?\nSMB Telkom: Yes, free of charge\nRohan: group pe bata de"
     assert members == [1, 2, 3]  # a message of mentions only is not searched
+
+
+def test_a_reply_that_opens_a_day_is_searched_with_the_question_before_it():
+    # The helpdesk answers two days later: "Sekitar 8ribu an" alone says nothing of what was asked.
+    items = [ChunkInput(1, datetime(2018, 2, 7, 15, 26), "SMB Telkom", "Silakan akses smb.telkomuniversity.ac.id"),
+             ChunkInput(2, datetime(2018, 2, 7, 15, 33), "+62 896", "Untuk siswa yang diterima pertahun berapa kak?"),
+             ChunkInput(3, datetime(2018, 2, 9, 14, 30), "SMB Telkom", "Sekitar 8ribu an"),
+             ChunkInput(4, datetime(2018, 2, 9, 14, 49), "+62 896", "Jurusan TI ada brp kelas kak?")]
+    first, second = chunk_messages(items, count_words, max_tokens=200)
+    assert second.message_ids == [3, 4] and second.text.startswith("SMB Telkom: Sekitar")  # the passage is its day
+    ((members, text),) = second.windows(ChunkingConfig(lead_in=True))
+    assert members == [3, 4]  # the question is context, not a message of the window
+    assert text.split("\n") == ["+62 896: Untuk siswa yang diterima pertahun berapa kak?",
+                                "SMB Telkom: Sekitar 8ribu an", "+62 896: Jurusan TI ada brp kelas kak?"]
+    assert second.windows(ChunkingConfig(lead_in=False))[0][1].startswith("SMB Telkom: Sekitar")
+    assert first.windows(ChunkingConfig(lead_in=True))[0][1].startswith("SMB Telkom: Silakan")  # nothing before
+
+
+def test_a_window_inside_a_passage_is_read_after_the_message_before_it():
+    (chunk,) = chunk_messages(messages(8), count_words, max_tokens=200)
+    windows = chunk.windows(ChunkingConfig(lead_in=True))
+    assert [ids for ids, _ in windows] == [[1, 2, 3, 4], [5, 6, 7, 8]]
+    assert windows[1][1].split("\n")[0] == "Ben: hello there 3"
+
+
+def test_the_lead_in_comes_from_the_same_pasted_conversation_and_is_cut_to_its_end():
+    question = "word " * 200 + "so how much is the dormitory?"
+    items = [ChunkInput(1, datetime(2018, 1, 1, 9), "A", question, conversation=0),
+             ChunkInput(2, datetime(2018, 1, 1, 10), "B", "unrelated", conversation=1),
+             ChunkInput(3, datetime(2018, 1, 2, 9), "Desk", "free of charge", conversation=0)]
+    chunks = chunk_messages(items, count_words, max_tokens=400)
+    reply = next(chunk for chunk in chunks if chunk.message_ids == [3])
+    ((_members, text),) = reply.windows(ChunkingConfig(lead_in=True))
+    lead, answer = text.split("\n")
+    assert lead.endswith("so how much is the dormitory?") and len(lead) <= 280 and answer == "Desk: free of charge"
+
+
+def test_a_window_is_not_led_in_by_its_own_senders_message():
+    # Maya's "the cottage came to 340" would make the next day's window a second home for her own answer.
+    items = [ChunkInput(1, datetime(2024, 6, 4, 9, 40), "Maya", "Thanks! The cottage came to 340 for two nights"),
+             ChunkInput(2, datetime(2024, 6, 5, 18, 0), "Maya", "Shall we bring the board games?"),
+             ChunkInput(3, datetime(2024, 6, 5, 18, 5), "Daniel", "Yes, and the cards")]
+    _first, second = chunk_messages(items, count_words, max_tokens=200)
+    ((_members, text),) = second.windows(ChunkingConfig())
+    assert "cottage" not in text
+
+
+def test_a_lead_in_that_would_not_fit_the_embedder_beside_the_passage_is_left_out():
+    items = [ChunkInput(1, datetime(2018, 1, 1, 9), "A", "how much is the dormitory for one year?"),
+             ChunkInput(2, datetime(2018, 1, 2, 9), "Desk", "free " * 20)]
+    _first, tight = chunk_messages(items, count_words, max_tokens=25)
+    _first, roomy = chunk_messages(items, count_words, max_tokens=200)
+    assert tight.lead_in is None and roomy.lead_in == ("A", "A: how much is the dormitory for one year?")
+    assert tight.windows(ChunkingConfig())[0][1].startswith("Desk: free")

@@ -24,6 +24,8 @@ DEFAULT_WINDOW_STRIDE = 4
 DEFAULT_MESSAGE_WINDOW_WORDS = 40
 #: A message longer than this (characters) is searched as groups of sentences of about this size.
 DEFAULT_SENTENCE_WINDOW_CHARS = 280
+#: At most this much of the message before a window is read with it (the end of a long one: its question).
+LEAD_IN_CHARS = 140
 _SENTENCE_END = re.compile(r"(?<=[.!?…。！？])\s+|\n+")
 _WORDS = re.compile(r"\w+", re.UNICODE)
 
@@ -54,6 +56,10 @@ class Chunk:
     line_owners: list[int | None] = field(default_factory=list, repr=False)
     #: Who wrote each message ("" for a system message).
     message_senders: dict[int, str] = field(default_factory=dict, repr=False)
+    #: The message just before the passage in its conversation, as its sender and the ``Name: text`` read
+    #: before the first window: a reply that opens a day ("Sekitar 8ribu an") answers what was asked the
+    #: day before. None when there is none, or when it would not fit the embedder beside the passage.
+    lead_in: tuple[str, str] | None = field(default=None, repr=False)
 
     def windows(self, config: "ChunkingConfig") -> list[tuple[list[int], str]]:
         """What the search compares a question with, at two grains, each ``(message ids, text)``.
@@ -92,6 +98,8 @@ class Chunk:
 
         lines = [(prefix + body, owner) for owner, prefix, body in kept]
         for members, text in self._consecutive_windows(ids, lines, config.window_messages, config.window_stride):
+            if config.lead_in:
+                text = "\n".join(filter(None, (self._lead_in_before(members[0], ids, lines), text)))
             add(members, text)
         if config.message_window_words:
             for message_id in ids:
@@ -106,6 +114,21 @@ class Chunk:
                     for group in _sentence_groups(body, config.sentence_window_chars):
                         add([message_id], prefix + group)
         return windows
+
+    def _lead_in_before(self, first: int, ids: list[int], lines: list[tuple[str, int | None]]) -> str:
+        """The message before a window's first one, as the window's context (its tail, if it is long), when
+        another person wrote it: a reply is read with what it replies to, while a message of the same
+        sender's would only make the window a second home for what its own window already says."""
+        position = ids.index(first)
+        if position:
+            # Its lines are the passage's, before the window's: together they fit wherever the passage does.
+            before_sender = self.message_senders.get(ids[position - 1], "")
+            text = lead_in_text([line for line, owner in lines if owner == ids[position - 1]])
+        elif self.lead_in is not None:
+            before_sender, text = self.lead_in
+        else:
+            return ""
+        return "" if before_sender == self.message_senders.get(first, "") else text
 
     def _body(self, line: str, owner: int) -> str:
         sender = self.message_senders.get(owner, "")
@@ -149,6 +172,9 @@ class ChunkingConfig:
     message_window_words: int = DEFAULT_MESSAGE_WINDOW_WORDS
     #: Longer messages are searched as sentence groups of about this many characters.
     sentence_window_chars: int = DEFAULT_SENTENCE_WINDOW_CHARS
+    #: Each window of consecutive messages is read after the message before it (in the passage, or the
+    #: conversation's message before the passage), so a reply is searched with what it replies to.
+    lead_in: bool = True
 
 
 class TokenCounter:
@@ -246,6 +272,15 @@ def carries_words(text: str) -> bool:
     if len(said) < len(lines):  # a game's shared result: its link is part of the share, not a remark
         said = [line for line in said if not _LINK_ONLY.fullmatch(line)]
     return bool(said)
+
+
+def lead_in_text(lines: Sequence[str]) -> str:
+    """A message's lines as a window's lead-in: at most LEAD_IN_CHARS, from its end (where its question is)."""
+    text = "\n".join(lines)
+    if len(text) <= LEAD_IN_CHARS:
+        return text
+    tail = text[-LEAD_IN_CHARS:]
+    return tail[tail.find(" ") + 1:] if " " in tail else tail
 
 
 def _sentence_groups(text: str, size: int) -> list[str]:
@@ -383,15 +418,30 @@ def _day_drafts(messages: Sequence[ChunkInput], budget: int, counter: TokenCount
 
 
 def chunk_messages(messages: Iterable[ChunkInput], count_tokens: Callable[[str], int], *, max_tokens: int,
-                   config: ChunkingConfig = ChunkingConfig()) -> list[Chunk]:
+                   config: ChunkingConfig = ChunkingConfig(), before: Iterable[ChunkInput] = ()) -> list[Chunk]:
     """Passages for ``messages`` (in chat order: by day, conversation, time), each within
-    ``min(config.max_tokens, max_tokens)`` tokens."""
+    ``min(config.max_tokens, max_tokens)`` tokens. ``before``: the messages just before the first
+    ones (of an earlier import), whose last per conversation is the lead-in of its first passage."""
     counter = TokenCounter(count_tokens)
     budget = min(config.max_tokens, max_tokens)
     if budget <= counter.overhead + 16:
         raise ValueError(f"A passage budget of {budget} tokens leaves no room for text.")
     chunks: list[Chunk] = []
-    for (day, _conversation), group in groupby(messages, key=lambda m: (m.timestamp.date(), m.conversation)):
+    #: Per conversation, its last message so far: the lead-in of the passage that comes next in it.
+    last_of: dict[int, ChunkInput] = {message.conversation: message for message in before}
+    for (day, conversation), group in groupby(messages, key=lambda m: (m.timestamp.date(), m.conversation)):
         for draft in _day_drafts(list(group), budget, counter, config):
-            chunks.extend(_finish(draft, day, counter, max_tokens))
+            for chunk in _finish(draft, day, counter, max_tokens):
+                before = last_of.get(conversation)
+                if before is not None:
+                    text = lead_in_text([line for line in message_lines(before.sender, before.text) if not is_noise(line)])
+                    # Every window is a part of its passage, so one that fits beside the passage fits beside each.
+                    if text and chunk.tokens + counter.line_cost(text) <= max_tokens:
+                        chunk.lead_in = (before.sender, text)
+                last_of[conversation] = _last_input(draft, chunk)
+                chunks.append(chunk)
     return chunks
+
+
+def _last_input(draft: _Draft, chunk: Chunk) -> ChunkInput:
+    return next(owner for owner in reversed(draft.owners) if owner is not None and owner.id == chunk.message_ids[-1])

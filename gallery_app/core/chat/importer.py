@@ -32,8 +32,8 @@ from gallery_app.core.chat.conversations import conversation_of, conversation_st
 from gallery_app.core.chat.export_file import ChatExport, ChatFileError, read_export
 from gallery_app.core.chat.messages import Message, MessageKind, ParsedChat
 from gallery_app.core.chat.repository import (
-    add_chat, add_messages, chat_participants, chat_title, ensure_window_table, find_same_chat, messages_on_days,
-    record_import, replace_chunks, store_window_vectors, windows_without_vectors,
+    add_chat, add_messages, chat_participants, chat_title, ensure_window_table, find_same_chat, messages_before_day,
+    messages_on_days, record_import, replace_chunks, store_window_vectors, windows_without_vectors,
 )
 from gallery_app.core.chat.whatsapp import is_placeholder, parse_chat_text
 from gallery_app.core.errors import Cancelled
@@ -191,7 +191,12 @@ def _plan(conn: apsw.Connection, keys: list[str], messages: list[Message], embed
                if (item := _chunkable(_provisional_id(index), m.timestamp, m.sender, m.text, m.kind,
                                       conversation_of(m.line, starts)))]
     inputs.sort(key=lambda item: (item.timestamp.date(), item.conversation, item.timestamp, item.id >= 0, abs(item.id)))
-    chunks = chunk_messages(inputs, embedder.count_tokens, max_tokens=embedder.max_tokens, config=config)
+    # The stored message before the first day re-cut leads into its first passage, as in a whole import.
+    earlier = messages_before_day(conn, chat_id, min(affected_days)) if chat_id is not None and affected_days else []
+    before = next(([item] for m in earlier if (item := _chunkable(m.id, m.timestamp, m.sender, m.text, m.kind,
+                                                                  conversation_of(m.line or 0, starts)))), [])
+    chunks = chunk_messages(inputs, embedder.count_tokens, max_tokens=embedder.max_tokens, config=config,
+                            before=before)
     return _Plan(chat_id, known, fresh, affected_days, chunks, [chunk.windows(config) for chunk in chunks])
 
 

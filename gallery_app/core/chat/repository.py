@@ -201,6 +201,13 @@ def messages_on_days(conn: apsw.Connection, chat_id: int, days: Iterable[date]) 
         (chat_id, day.isoformat()))]
 
 
+def messages_before_day(conn: apsw.Connection, chat_id: int, day: date, limit: int = 20) -> list[StoredMessage]:
+    """The chat's last ``limit`` messages before ``day``, latest first."""
+    return [_message(row) for row in conn.execute(
+        f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE chat_id = ? AND ts < ? ORDER BY ts DESC, id DESC LIMIT ?",
+        (chat_id, day.isoformat(), limit))]
+
+
 def add_messages(conn: apsw.Connection, chat_id: int, keyed: Sequence[tuple[str, Message]]) -> list[int]:
     """Stores ``(message_key, message)`` pairs in order; returns their ids in the same order."""
     ids = []
