@@ -72,13 +72,15 @@ JONAS = [
 JONAS_MESSAGES = 8
 
 
-def open_small_library(folder, embedder):
+def open_small_library(folder, embedder, config=None):
     """A store in ``folder`` with both chats imported: (conn, the trip's chat id, Jonas's chat id)."""
+    from gallery_app.core.chat.chunking import ChunkingConfig
     from gallery_app.core.chat.importer import import_chat
     from gallery_app.core.store import open_store
     from tests.text_embedders import write_chat
 
+    config = config or ChunkingConfig()
     conn = open_store(folder / "gallery.db")
-    trip = import_chat(conn, write_chat(folder / "lighthouse_trip", LIGHTHOUSE), embedder).chat_id
-    flat = import_chat(conn, write_chat(folder, JONAS, "WhatsApp Chat with Jonas.txt"), embedder).chat_id
+    trip = import_chat(conn, write_chat(folder / "lighthouse_trip", LIGHTHOUSE), embedder, config=config).chat_id
+    flat = import_chat(conn, write_chat(folder, JONAS, "WhatsApp Chat with Jonas.txt"), embedder, config=config).chat_id
     return conn, trip, flat

@@ -11,6 +11,7 @@ from datetime import date
 
 import pytest
 
+from gallery_app.core.chat.chunking import ChunkingConfig
 from gallery_app.core.chat.importer import import_chat, reindex
 from gallery_app.core.chat.question_dates import DaySpan
 from gallery_app.core.chat.retrieval import ChatRetriever
@@ -24,8 +25,15 @@ EMBEDDER = WordHashEmbedder()
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
-    """Both small chats imported once, for the read-only tests: (conn, trip's chat id, Jonas's chat id)."""
-    conn, trip, flat = open_small_library(tmp_path_factory.mktemp("library"), EMBEDDER)
+    """Both small chats imported once, for the read-only tests: (conn, trip's chat id, Jonas's chat id).
+
+    Without lead-ins (the message before a window, read with it): with word-hash vectors every filler word a
+    lead-in adds counts as much as a rare one, so rankings here would be about those words, not about what
+    these tests check (rare words, the chats asked, a named day, follow-ups). The lead-in's own tests are in
+    test_chunking.py and below (``test_a_reply_that_opens_a_day_is_found_by_the_question_it_answers``); its
+    effect on ranking is measured on the real chats (docs/chat.md).
+    """
+    conn, trip, flat = open_small_library(tmp_path_factory.mktemp("library"), EMBEDDER, ChunkingConfig(lead_in=False))
     yield conn, trip, flat
     conn.close()
 
@@ -222,3 +230,22 @@ def test_the_second_look_reorders_only_the_passages_it_looked_at(library, monkey
     second_look = retrieve(library, question, k=20)
     assert {m.chunk_id for m in second_look.matches[:3]} == {m.chunk_id for m in plain.matches[:3]}
     assert [m.chunk_id for m in second_look.matches[3:]] == [m.chunk_id for m in plain.matches[3:]]
+
+
+def test_a_reply_that_opens_a_day_is_found_by_the_question_it_answers(tmp_path):
+    """The helpdesk answers two days later ("Sekitar 8ribu an"): only the question says what the reply is about."""
+    chat = ["07/02/2018, 15:26 - SMB Telkom: Silakan akses smb.telkomuniversity.ac.id",
+            "07/02/2018, 15:33 - Nadya: Untuk siswa baru yang diterima pertahun berapa kak?",
+            "09/02/2018, 14:30 - SMB Telkom: Sekitar 8ribu an",
+            "09/02/2018, 14:49 - Nadya: Makasih kak"]
+    found = {}
+    for lead_in in (False, True):
+        folder = tmp_path / str(lead_in)
+        conn = open_store(folder / "gallery.db")
+        import_chat(conn, write_chat(folder, chat), EMBEDDER, config=ChunkingConfig(lead_in=lead_in))
+        found[lead_in] = ChatRetriever(conn, EMBEDDER).retrieve("siswa baru diterima pertahun", k=2)
+        conn.close()
+    reply = {lead_in: next(m for m in found[lead_in].matches if m.day == "2018-02-09") for lead_in in found}
+    assert reply[False].similarity < 0.1 < 0.3 < reply[True].similarity  # alone, the reply shares no word asked
+    assert "SMB Telkom: Sekitar 8ribu an" in reply[True].text
+    assert "siswa" not in reply[True].text  # the question is read with the reply, not shown in its passage
