@@ -79,7 +79,9 @@ def check_turn(window: MainWindow, qtbot, events) -> Answer:
         assert answer.citations and len(answer_turn.sources) == len(answer.citations)
         for number, match in zip(answer.citations, answer.cited_matches):
             shown = window.chat_pane._card_highlight(match)
-            assert len(shown) == 1, shown  # the one answering message of the cited passage
+            cards = [c for t in turns(window.chat_pane, "passages") for c in t.cards if c.match.key == match.key]
+            debug = [(l.text[:60], l.message_id, l.focus) for l in cards[-1].all_lines] if cards else None
+            assert len(shown) == 1, (shown, match.answer_message_id, match.focus_message_ids, debug)  # the one answering message of the cited passage
             open_and_check(window, qtbot, lambda n=number: answer_turn._link(f"cite:{n}"), shown[0], PASSAGE_NOTE)
     return answer
 

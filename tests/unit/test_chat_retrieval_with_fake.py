@@ -14,6 +14,7 @@ import pytest
 from gallery_app.core.chat.chunking import ChunkingConfig
 from gallery_app.core.chat.importer import import_chat, reindex
 from gallery_app.core.chat.question_dates import DaySpan
+from gallery_app.core.chat.repository import messages_by_id
 from gallery_app.core.chat.retrieval import ChatRetriever
 from gallery_app.core.errors import Cancelled
 from gallery_app.core.store import open_store
@@ -249,3 +250,25 @@ def test_a_reply_that_opens_a_day_is_found_by_the_question_it_answers(tmp_path):
     assert reply[False].similarity < 0.1 < 0.3 < reply[True].similarity  # alone, the reply shares no word asked
     assert "SMB Telkom: Sekitar 8ribu an" in reply[True].text
     assert "siswa" not in reply[True].text  # the question is read with the reply, not shown in its passage
+
+
+def test_a_window_of_scores_only_answers_with_its_passages_message(tmp_path):
+    """Found for the remark read before it, a window of four game scores has nothing to highlight: the
+    passage's message that answers is highlighted and read instead (seen in the window on dutch_friends)."""
+    chat = ["23/01/2022, 08:00 - Vicky: coffee machine broken",
+            "23/01/2022, 08:01 - Iris: Woordle 222 4/6",
+            "23/01/2022, 08:02 - Frans: Woordle 222 X/6",
+            "23/01/2022, 08:03 - Rens: the palindrome puzzle",
+            "23/01/2022, 08:04 - Iris: Primel 22 3/6",
+            "23/01/2022, 08:05 - Frans: Primel 22 5/6",
+            "23/01/2022, 08:06 - Vicky: Primel 22 4/6",
+            "23/01/2022, 08:07 - Iris: Primel 22 2/6"]
+    conn = open_store(tmp_path / "gallery.db")
+    import_chat(conn, write_chat(tmp_path, chat), EMBEDDER)
+    # The window of Primel scores, led in by Rens's remark, shares the most words with the question.
+    (best,) = ChatRetriever(conn, EMBEDDER).retrieve("the Primel palindrome puzzle", k=1).matches
+    texts = {m.id: m.text for m in messages_by_id(conn, best.message_ids)}
+    assert texts[best.answer_message_id] == "the palindrome puzzle"
+    assert best.focus_message_ids == [best.answer_message_id] and "Rens: the palindrome puzzle" in best.excerpt
+    assert len(best.message_ids) == 8  # one passage: the remark is in it, before the window of scores
+    conn.close()

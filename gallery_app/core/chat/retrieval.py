@@ -385,10 +385,15 @@ class ChatRetriever:
         focus_of = [focus.get(int(scored.best_window[position]), []) for position in chosen_positions]
         around = [_around(chunks[chunk_id].message_ids, focus_ids, ANSWER_MARGIN)
                   for chunk_id, focus_ids in zip(chosen[:ANSWER_MESSAGE_PASSAGES], focus_of)]
-        answers = self._answer_messages(queries if ANSWER_BY_CONTEXT else queries[:1], around)
+        answers = self._answer_messages(queries if ANSWER_BY_CONTEXT else queries[:1], around,
+                                        [chunks[chunk_id].message_ids for chunk_id in chosen[:ANSWER_MESSAGE_PASSAGES]])
         for number, (position, chunk_id) in enumerate(zip(chosen_positions, chosen)):
             chunk = chunks[chunk_id]
             focus_ids = focus_of[number]
+            if number < len(answers) and answers[number] is not None and answers[number] not in focus_ids:
+                # The window held only scores or placeholders: what is shown and read centres on the passage's
+                # message that answers instead.
+                focus_ids = [answers[number]]
             result.matches.append(Match(chunk_id, chunk.chat_id, titles.get(chunk.chat_id, ""), chunk.day,
                                         chunk.senders, chunk.text, chunk.message_ids,
                                         float(scored.similarity[position]), final_score[position], focus_ids,
@@ -426,20 +431,29 @@ class ChatRetriever:
         combined = _z(scored.score[top]) + RERANK_WEIGHT * best
         return np.concatenate([top[np.argsort(-combined, kind="stable")], ranked[RERANK_DEPTH:]])
 
-    def _answer_messages(self, queries: np.ndarray, focus_windows: list[list[int]]) -> list[int | None]:
+    def _answer_messages(self, queries: np.ndarray, focus_windows: list[list[int]],
+                         passages: Sequence[list[int]] = ()) -> list[int | None]:
         """Per focus window, its message nearest to the question that is not itself a question nor noise.
 
         A window is found because it is about what was asked; which of its four messages answers is a
         second, finer look: each alone, in the embedder's space. A question in the chat ("how much is
         the room?") is nearer to the question than its answer is, so it is passed over when the window
-        holds anything else.
+        holds anything else. A window of game scores only (found for what the message before it says)
+        answers with its passage's messages (``passages``, one per window) instead.
         """
-        by_id = {m.id: m for m in messages_by_id(self.conn, sorted({i for ids in focus_windows for i in ids}))}
+        wanted = {i for ids in focus_windows for i in ids} | {i for ids in passages for i in ids}
+        by_id = {m.id: m for m in messages_by_id(self.conn, sorted(wanted))}
+
+        def written(ids: list[int]) -> list:
+            return [by_id[i] for i in ids if i in by_id and by_id[i].sender and by_id[i].text.strip()]
+
         candidates = []
-        for ids in focus_windows:
-            written = [by_id[i] for i in ids if i in by_id and by_id[i].sender and by_id[i].text.strip()]
-            # A game score, an emoji grid or "<Media omitted>" is never the answer when the window says more.
-            candidates.append([m for m in written if carries_words(m.text)] or written)
+        for number, ids in enumerate(focus_windows):
+            in_window = written(ids)
+            in_passage = written(passages[number]) if number < len(passages) else []
+            # A game score, an emoji grid or "<Media omitted>" is never the answer when the passage says more.
+            candidates.append([m for m in in_window if carries_words(m.text)]
+                              or [m for m in in_passage if carries_words(m.text)] or in_window)
         texts = [f"{m.sender}: {m.text}" for window in candidates for m in window]
         if not texts:
             return [None] * len(focus_windows)
