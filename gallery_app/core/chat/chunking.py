@@ -123,7 +123,7 @@ class Chunk:
         if position:
             # Its lines are the passage's, before the window's: together they fit wherever the passage does.
             before_sender = self.message_senders.get(ids[position - 1], "")
-            text = lead_in_text([line for line, owner in lines if owner == ids[position - 1]])
+            text = lead_in_text([line for line, owner in lines if owner == ids[position - 1]], before_sender)
         elif self.lead_in is not None:
             before_sender, text = self.lead_in
         else:
@@ -274,13 +274,24 @@ def carries_words(text: str) -> bool:
     return bool(said)
 
 
-def lead_in_text(lines: Sequence[str]) -> str:
-    """A message's lines as a window's lead-in: at most LEAD_IN_CHARS, from its end (where its question is)."""
-    text = "\n".join(lines)
-    if len(text) <= LEAD_IN_CHARS:
-        return text
-    tail = text[-LEAD_IN_CHARS:]
-    return tail[tail.find(" ") + 1:] if " " in tail else tail
+def lead_in_text(lines: Sequence[str], sender: str) -> str:
+    """A message's ``Name: text`` lines as a window's lead-in: at most about LEAD_IN_CHARS, from its end
+    (where its question is); a line cut short keeps who wrote it ("Ana: …the dormitory free?")."""
+    prefix = f"{sender}: " if sender else ""
+    kept: list[str] = []
+    room = LEAD_IN_CHARS
+    for line in reversed(lines):
+        if len(line) <= room:
+            kept.insert(0, line)
+            room -= len(line) + 1
+            continue
+        body = line[len(prefix):] if prefix and line.startswith(prefix) else line
+        tail = body[len(body) - max(0, room - len(prefix) - 1):]
+        tail = tail[tail.find(" ") + 1:] if " " in tail else tail
+        if tail.strip():
+            kept.insert(0, f"{prefix}…{tail}")
+        break
+    return "\n".join(kept)
 
 
 def _sentence_groups(text: str, size: int) -> list[str]:
@@ -434,7 +445,8 @@ def chunk_messages(messages: Iterable[ChunkInput], count_tokens: Callable[[str],
             for chunk in _finish(draft, day, counter, max_tokens):
                 before = last_of.get(conversation)
                 if before is not None:
-                    text = lead_in_text([line for line in message_lines(before.sender, before.text) if not is_noise(line)])
+                    text = lead_in_text([line for line in message_lines(before.sender, before.text) if not is_noise(line)],
+                                        before.sender)
                     # Every window is a part of its passage, so one that fits beside the passage fits beside each.
                     if text and chunk.tokens + counter.line_cost(text) <= max_tokens:
                         chunk.lead_in = (before.sender, text)
