@@ -12,7 +12,6 @@ from datetime import date
 import pytest
 
 from gallery_app.core.chat.chunking import ChunkingConfig
-from gallery_app.core.chat.evidence import match_lines
 from gallery_app.core.chat.importer import import_chat, reindex
 from gallery_app.core.chat.question_dates import DaySpan
 from gallery_app.core.chat.repository import messages_by_id
@@ -272,24 +271,4 @@ def test_a_window_of_scores_only_answers_with_its_passages_message(tmp_path):
     assert texts[best.answer_message_id] == "the palindrome puzzle"
     assert best.focus_message_ids == [best.answer_message_id] and "Rens: the palindrome puzzle" in best.excerpt
     assert len(best.message_ids) == 8  # one passage: the remark is in it, before the window of scores
-    conn.close()
-
-
-def test_a_reply_that_opens_its_passage_is_read_and_shown_after_what_it_answers(tmp_path):
-    """The LLM and the card get the question before "Sekitar 8ribu an", not the reply alone."""
-    chat = ["07/02/2018, 15:26 - SMB Telkom: Silakan akses smb.telkomuniversity.ac.id",
-            "07/02/2018, 15:33 - Nadya: Untuk siswa baru yang diterima pertahun berapa kak?",
-            "09/02/2018, 14:30 - SMB Telkom: Sekitar 8ribu an",
-            "09/02/2018, 14:49 - Nadya: Makasih kak"]
-    conn = open_store(tmp_path / "gallery.db")
-    import_chat(conn, write_chat(tmp_path, chat), EMBEDDER)
-    found = ChatRetriever(conn, EMBEDDER).retrieve("siswa baru diterima pertahun 8ribu", k=2)
-    reply = next(m for m in found.matches if m.day == "2018-02-09")
-    assert reply.excerpt.split("\n") == ["Nadya: Untuk siswa baru yang diterima pertahun berapa kak?",
-                                         "SMB Telkom: Sekitar 8ribu an", "Nadya: Makasih kak"]
-    assert reply.text.startswith("SMB Telkom: Sekitar")  # the passage itself is still its day
-    lines = match_lines(conn, reply)
-    assert [(line.message_id is None, line.focus) for line in lines][0] == (True, False)  # context, not the answer
-    question = next(m for m in found.matches if m.day == "2018-02-07")
-    assert question.excerpt.startswith("SMB Telkom: Silakan")  # nothing before the chat's first passage
     conn.close()

@@ -299,14 +299,8 @@ def window_messages(conn: apsw.Connection, window_ids: list[int]) -> dict[int, l
     return {window_id: json.loads(ids) for window_id, ids in rows}
 
 
-def window_texts(conn: apsw.Connection, window_ids: list[int] | None = None) -> dict[int, str]:
-    """Each window's text as embedded (all windows, or those of ``window_ids``)."""
-    if window_ids is None:
-        return dict(conn.execute("SELECT id, text FROM chunk_windows"))
-    if not window_ids:
-        return {}
-    return dict(conn.execute(f"SELECT id, text FROM chunk_windows WHERE id IN ({_placeholders(window_ids)})",
-                             window_ids))
+def window_texts(conn: apsw.Connection) -> dict[int, str]:
+    return dict(conn.execute("SELECT id, text FROM chunk_windows"))
 
 
 def window_count_and_newest(conn: apsw.Connection) -> tuple[int, int | None]:

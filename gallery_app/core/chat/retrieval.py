@@ -31,7 +31,7 @@ from gallery_app.core.chat.chunking import DEFAULT_MESSAGE_WINDOW_WORDS, carries
 from gallery_app.core.chat.language import guess_language
 from gallery_app.core.chat.question_dates import DaySpan, spans_in_question
 from gallery_app.core.chat.repository import (
-    StoredChunk, chat_titles, chunks_by_id, messages_by_id, missing_window_vectors, passage_days, passage_times,
+    chat_titles, chunks_by_id, messages_by_id, missing_window_vectors, passage_days, passage_times,
     passages_matching, window_count_and_newest, window_messages, window_similarities, window_texts,
 )
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
@@ -321,25 +321,14 @@ class ChatRetriever:
         return [] if query is None else passages_matching(self.conn, query, chats, limit, by_rank=True)
 
     # --- what the person is shown -------------------------------------------------------------
-    def _excerpt(self, chunk: StoredChunk, focus_ids: list[int], window_text: str = "") -> str:
-        """The focus messages and EXCERPT_MARGIN either side, within the passage; a focus that opens the
-        passage comes after its window's lead-in (the message before the passage that it replies to)."""
-        passage_ids = chunk.message_ids
+    def _excerpt(self, passage_ids: list[int], focus_ids: list[int]) -> str:
         positions = [passage_ids.index(i) for i in focus_ids if i in passage_ids]
         if not positions:
             return ""
         first, last = max(0, min(positions) - EXCERPT_MARGIN), max(positions) + EXCERPT_MARGIN + 1
         messages = messages_by_id(self.conn, passage_ids[first:last])
         # As passages show them: a game's grid of squares is not read by the model nor shown on a card.
-        lines = [line for m in messages for line in passage_lines(m.sender or "", m.text)]
-        if first == 0 and window_text:
-            # Lines of the window before the passage's own are its lead-in: without it "Sekitar 8ribu an"
-            # tells the model (and the person) nothing of what it answers.
-            own = set(chunk.text.split("\n"))
-            window_lines = window_text.split("\n")
-            lead = next((n for n, line in enumerate(window_lines) if line in own), 0)
-            lines = window_lines[:lead] + lines
-        return "\n".join(lines)
+        return "\n".join(line for m in messages for line in passage_lines(m.sender or "", m.text))
 
     def retrieve(self, question: str, k: int = 4, min_score: float = 0.0, chats: Sequence[int] | None = None, *,
                  context_query: str | None = None, follow_up_of: Sequence[Match] = ()) -> Retrieval:
@@ -394,7 +383,6 @@ class ChatRetriever:
         focus = window_messages(self.conn, [int(scored.best_window[p]) for p in chosen_positions])
         titles = chat_titles(self.conn)
         focus_of = [focus.get(int(scored.best_window[position]), []) for position in chosen_positions]
-        window_text = window_texts(self.conn, [int(scored.best_window[p]) for p in chosen_positions])
         around = [_around(chunks[chunk_id].message_ids, focus_ids, ANSWER_MARGIN)
                   for chunk_id, focus_ids in zip(chosen[:ANSWER_MESSAGE_PASSAGES], focus_of)]
         answers = self._answer_messages(queries if ANSWER_BY_CONTEXT else queries[:1], around,
@@ -402,15 +390,14 @@ class ChatRetriever:
         for number, (position, chunk_id) in enumerate(zip(chosen_positions, chosen)):
             chunk = chunks[chunk_id]
             focus_ids = focus_of[number]
-            read_with = window_text.get(int(scored.best_window[position]), "")
             if number < len(answers) and answers[number] is not None and answers[number] not in focus_ids:
                 # The window held only scores or placeholders: what is shown and read centres on the passage's
                 # message that answers instead.
-                focus_ids, read_with = [answers[number]], ""
+                focus_ids = [answers[number]]
             result.matches.append(Match(chunk_id, chunk.chat_id, titles.get(chunk.chat_id, ""), chunk.day,
                                         chunk.senders, chunk.text, chunk.message_ids,
                                         float(scored.similarity[position]), final_score[position], focus_ids,
-                                        self._excerpt(chunk, focus_ids, read_with),
+                                        self._excerpt(chunk.message_ids, focus_ids),
                                         answers[number] if number < len(answers) else None))
         return result
 
