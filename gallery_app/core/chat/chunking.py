@@ -443,13 +443,13 @@ def chunk_messages(messages: Iterable[ChunkInput], count_tokens: Callable[[str],
     for (day, conversation), group in groupby(messages, key=lambda m: (m.timestamp.date(), m.conversation)):
         for draft in _day_drafts(list(group), budget, counter, config):
             for chunk in _finish(draft, day, counter, max_tokens):
-                before = last_of.get(conversation)
-                if before is not None:
-                    text = lead_in_text([line for line in message_lines(before.sender, before.text) if not is_noise(line)],
-                                        before.sender)
+                previous = last_of.get(conversation)
+                if config.lead_in and previous is not None:
+                    text = lead_in_text([line for line in message_lines(previous.sender, previous.text)
+                                         if not is_noise(line)], previous.sender)
                     # Every window is a part of its passage, so one that fits beside the passage fits beside each.
                     if text and chunk.tokens + counter.line_cost(text) <= max_tokens:
-                        chunk.lead_in = (before.sender, text)
+                        chunk.lead_in = (previous.sender, text)
                 last_of[conversation] = _last_input(draft, chunk)
                 chunks.append(chunk)
     return chunks
