@@ -390,9 +390,9 @@ class ChatRetriever:
         for number, (position, chunk_id) in enumerate(zip(chosen_positions, chosen)):
             chunk = chunks[chunk_id]
             focus_ids = focus_of[number]
-            if number < len(answers) and answers[number] is not None and answers[number] not in focus_ids:
-                # The window held only scores or placeholders: what is shown and read centres on the passage's
-                # message that answers instead.
+            if number < len(answers) and answers[number] is not None and answers[number] not in around[number]:
+                # The window (and its ANSWER_MARGIN) held only scores or placeholders: what is shown and read
+                # centres on the passage's message that answers instead.
                 focus_ids = [answers[number]]
             result.matches.append(Match(chunk_id, chunk.chat_id, titles.get(chunk.chat_id, ""), chunk.day,
                                         chunk.senders, chunk.text, chunk.message_ids,
