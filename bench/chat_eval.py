@@ -12,7 +12,8 @@ header of a message that answers it) in the top k passages. Follow-ups are asked
 previous question in the same conversation, as the app asks them. With an LLM it also reports the
 share of answers containing an expected keyword and of "don't know" on unanswerable questions.
 Every miss (rank of the first gold passage up to 50, the query searched, the gold messages and the
-top passages) goes to a file you can read (--misses).
+top passages) goes to a file you can read (--misses), and so does every question whose top passage holds
+a gold message but highlights another ("miss": "evidence", with the highlighted line).
 SPEC is a model setting: a role default, a model key, or a model file/folder.
 """
 
@@ -135,6 +136,8 @@ class SetResult:
     dont_know: list = field(default_factory=list)
     #: Per answerable question: is the message the app names first (the top passage's closest message) gold?
     evidence: list = field(default_factory=list)
+    #: Questions whose top passage holds a gold message but highlights another one.
+    evidence_misses: list = field(default_factory=list)
     import_seconds: float = 0.0
     windows: int = 0
     passages: int = 0
@@ -199,7 +202,11 @@ def evaluate(name: str, questions: list[dict], chat: ImportedChat, embedder, llm
         if gold:
             result.record(item["kind"], first)
             result.record("overall", first)
-            result.evidence.append(_first_evidence(conn, retrieval, item["question"]) in gold)
+            highlighted = _first_evidence(conn, retrieval, item["question"])
+            result.evidence.append(highlighted in gold)
+            if first == 1 and highlighted not in gold:
+                result.evidence_misses.append({**_miss(conn, item, query, retrieval, gold, first),
+                                               "highlighted": _line_of(conn, highlighted)})
             if first is None or first > 3:
                 result.misses.append(_miss(conn, item, query, retrieval, gold, first))
         text = ""
@@ -322,11 +329,21 @@ def _first_evidence(conn, retrieval, question: str) -> int | None:
     return closest.message_id if closest is not None else None
 
 
+def _line_of(conn, message_id: int | None) -> str:
+    from gallery_app.core.chat.repository import messages_by_id
+
+    found = messages_by_id(conn, [message_id]) if message_id is not None else []
+    return _message_line(found[0]) if found else ""
+
+
+def _message_line(message) -> str:
+    return f"{message.timestamp:%Y-%m-%d %H:%M} {message.sender}: {message.text[:300]}"
+
+
 def _miss(conn, item: dict, query: str, retrieval, gold: set[int], first: int | None) -> dict:
     from gallery_app.core.chat.repository import messages_by_id
 
-    def line_of(message) -> str:
-        return f"{message.timestamp:%Y-%m-%d %H:%M} {message.sender}: {message.text[:300]}"
+    line_of = _message_line
 
     return {
         "id": item["id"], "kind": item["kind"], "question": item["question"], "searched": query,
@@ -578,7 +595,10 @@ def main(argv=None) -> int:
         for result in results:
             for miss in result.misses:
                 out.write(json.dumps({"set": result.name, **miss}, ensure_ascii=False) + "\n")
-    print(f"misses (rank > 3): {sum(len(r.misses) for r in results)}, written to {args.misses}")
+            for miss in result.evidence_misses:
+                out.write(json.dumps({"set": result.name, "miss": "evidence", **miss}, ensure_ascii=False) + "\n")
+    print(f"misses (rank > 3): {sum(len(r.misses) for r in results)}, and top passage right but another message "
+          f"highlighted: {sum(len(r.evidence_misses) for r in results)}, written to {args.misses}")
     return 0
 
 
