@@ -35,6 +35,10 @@ def test_minilm_recall_at_3_on_the_demo_questions(tmp_path):
     assert "summary: R@3 questions" in output
     written = [json.loads(line) for line in misses.read_text("utf-8").splitlines()]
     assert all({"id", "rank", "searched", "gold", "top"} <= set(miss) for miss in written)
+    # A right top passage that highlights another message is written too, with the line it highlighted.
+    highlighted = [miss for miss in written if miss.get("miss") == "evidence"]
+    assert f"another message highlighted: {len(highlighted)}," in output
+    assert all(miss["rank"] == 1 and miss["highlighted"] not in miss["gold"] for miss in highlighted)
 
 
 def test_any_file_in_the_format_is_accepted(tmp_path):
