@@ -40,8 +40,10 @@ class AskOptions:
     follow_ups: FollowUps = FollowUps.NEIGHBOURHOOD
     #: Fuse FTS5 keyword matches into the ranking.
     use_keywords: bool = False
-    #: Lift passages that share a rare word with the question (see ChatRetriever._lift_rare_words).
-    rare_words: bool = False
+    #: Lift passages that share a rare word with the question (see ChatRetriever._lift_rare_words): a name
+    #: or place written the same in the question and in a chat of another language. Over the six real chats
+    #: mean R@3 0.68 -> 0.70, worst set 0.52 -> 0.57, no set down by more than a question (docs/chat.md).
+    rare_words: bool = True
     #: Score a question against each language's messages on their own scale (ChatRetriever._z_by_language).
     by_language: bool = False
     #: Passages scoring below this are left out.

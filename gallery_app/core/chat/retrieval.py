@@ -27,6 +27,7 @@ from pathlib import Path
 import apsw
 import numpy as np
 
+from gallery_app.core.chat.ask_options import AskOptions
 from gallery_app.core.chat.chunking import DEFAULT_MESSAGE_WINDOW_WORDS, carries_words, passage_lines
 from gallery_app.core.chat.language import guess_language
 from gallery_app.core.chat.question_dates import DaySpan, spans_in_question
@@ -214,8 +215,8 @@ def _z(scores: np.ndarray) -> np.ndarray:
 
 
 class ChatRetriever:
-    def __init__(self, conn: apsw.Connection, embedder: TextEmbedder, *, use_keywords: bool = False,
-                 rare_words: bool = False, by_language: bool = False):
+    def __init__(self, conn: apsw.Connection, embedder: TextEmbedder, *, use_keywords: bool = AskOptions.use_keywords,
+                 rare_words: bool = AskOptions.rare_words, by_language: bool = AskOptions.by_language):
         self.conn = conn
         self.by_language = by_language
         self.embedder = embedder
