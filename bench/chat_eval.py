@@ -464,7 +464,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--misses", type=Path, default=REPO / ".cache" / "chat_eval_misses.jsonl",
                         help="where every miss is written (default .cache/chat_eval_misses.jsonl)")
     parser.add_argument("--constant", action="append", default=[], metavar="NAME=VALUE",
-                        help="override a retrieval or chunking constant, e.g. FOLLOW_UP_LIFT=0.75 (for recording variants)")
+                        help="override a retrieval, chunking or rare_words constant, e.g. FOLLOW_UP_LIFT=0.75 (for recording variants)")
     parser.add_argument("--in-a-row", action="store_true",
                         help="also ask every set's questions in one conversation over one library of all the chats, "
                              "sets interleaved, and compare with each asked alone")
@@ -526,13 +526,14 @@ def main(argv=None) -> int:
     from gallery_app.core.models.loading import open_chat_llm, open_text_embedder
 
     sets = chosen_sets(args)
+    from gallery_app.core import rare_words
     from gallery_app.core.chat import chunking, retrieval
 
     for assignment in args.constant:
         name, _, value = assignment.partition("=")
-        module = next((m for m in (retrieval, chunking) if hasattr(m, name)), None)
+        module = next((m for m in (retrieval, chunking, rare_words) if hasattr(m, name)), None)
         if module is None:
-            raise SystemExit(f"neither retrieval nor chunking has a constant {name}")
+            raise SystemExit(f"none of retrieval, chunking and rare_words has a constant {name}")
         setattr(module, name, type(getattr(module, name))(value))
     embedder = open_text_embedder(args.embedder)
     if args.cache:

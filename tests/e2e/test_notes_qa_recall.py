@@ -22,6 +22,8 @@ RECALL_AT_3_FLOOR = 0.88
 PDF_RECALL_AT_3_FLOOR = 0.75
 #: Measured 1.00.
 RECALL_AT_5_FLOOR = 0.96
+#: Measured 0.74 (20/27) since a rare word of the question lifts the notes holding it (0.67 before); a question below.
+RECALL_AT_1_FLOOR = 0.70
 
 
 def _notes_eval():
@@ -35,6 +37,7 @@ def test_notes_qa_recall_holds():
     finally:
         embedder.release()
     assert len(result.ranks) == 27 and result.unanswerable == 3
+    assert result.recall(1) >= RECALL_AT_1_FLOOR, result.ranks
     assert result.recall(3) >= RECALL_AT_3_FLOOR, result.ranks
     assert result.recall(5) >= RECALL_AT_5_FLOOR, result.ranks
     assert result.recall(3, "pdf") >= PDF_RECALL_AT_3_FLOOR, result.ranks

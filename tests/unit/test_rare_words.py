@@ -82,3 +82,29 @@ def test_a_word_many_passages_hold_lifts_nothing(helpdesk):
     plain = ChatRetriever(conn, embedder, rare_words=False).retrieve(question, k=10)
     assert [m.chunk_id for m in lifted.matches] == [m.chunk_id for m in plain.matches]
     assert [m.score for m in lifted.matches] == [m.score for m in plain.matches]
+
+
+def _notes_folder(folder):
+    """A folder of DAYS one-line notes about the exam; one names the scheme."""
+    folder.mkdir()
+    for number in range(DAYS):
+        text = (f"Penerima {RARE} tidak membayar asrama." if number == DAYS // 2
+                else f"Ujian tulis sesi {number} dimulai jam 8 pagi.")
+        (folder / f"catatan-{number:03}.md").write_text(f"# Catatan {number}\n\n{text}\n", encoding="utf-8")
+    return folder
+
+
+def test_a_note_holding_the_rare_word_is_lifted_as_a_chat_passage_is(store, tmp_path):
+    """Asked together, neither source gains on the other for a rare word: the note naming it is lifted too."""
+    from gallery_app.core.notes.indexer import index_folder
+
+    embedder = AllAlike()
+    import_chat(store, _helpdesk_chat(tmp_path), embedder)
+    index_folder(store, _notes_folder(tmp_path / "notes"), embedder)
+    _query, found = ChatSession(store, embedder, None, AskOptions()).retrieve(QUESTION)
+    first_two = {("note" if match.is_note else "chat") for match in found.matches[:2]}
+    assert first_two == {"note", "chat"}, [match.text[:60] for match in found.matches[:4]]
+    note = next(match for match in found.matches if match.is_note)
+    assert RARE in note.text
+    _query, plain = ChatSession(store, embedder, None, AskOptions(rare_words=False)).retrieve(QUESTION)
+    assert not any(RARE in match.text for match in plain.matches[:3])

@@ -36,6 +36,7 @@ from gallery_app.core.chat.repository import (
     passages_matching, window_count_and_newest, window_messages, window_similarities, window_texts,
 )
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
+from gallery_app.core.rare_words import rare_word_lifts
 
 #: Messages either side of the best window that go into a match's excerpt.
 EXCERPT_MARGIN = 1
@@ -44,9 +45,6 @@ RRF_K = 60
 #: names, and on the day either side of it; a month or longer span lifts half as much.
 DATE_LIFT = 2.0
 DATE_NEAR_LIFT = 1.0
-#: A question word in at most this share of the passages is rare; each one a passage shares lifts it.
-RARE_SHARE = 0.01
-RARE_WORD_LIFT = 0.75
 #: A language needs this many windows to be scored on its own scale.
 MIN_LANGUAGE_WINDOWS = 30
 #: Messages before this hour count for the day before too, when a question names a day.
@@ -296,26 +294,12 @@ class ChatRetriever:
 
     # --- keywords -----------------------------------------------------------------------------
     def _lift_rare_words(self, scored: _Scored, question: str, chats: Sequence[int] | None) -> None:
-        """Lift passages sharing a rare word with the question ("hannahmariepark", "Absurdle", "Sampras").
-
-        Only words in at most RARE_SHARE of the passages count, so question words ("who", "said",
-        a name everyone uses) lift nothing, and a question in another language than the chat, whose
-        words are not in it, is left to the embedder alone.
-        """
-        words = list(dict.fromkeys(word.lower() for word in _WORD.findall(question) if len(word) >= 4))
-        if not words:
-            return
-        total = len(scored.chunk_ids)
-        position_of = {int(c): p for p, c in enumerate(scored.chunk_ids.tolist())}
-        lift = np.zeros(total)
-        for word in words:
-            found = passages_matching(self.conn, f'"{word}"', chats, int(RARE_SHARE * total) + 2, by_rank=False)
-            if not found or len(found) > RARE_SHARE * total:
-                continue
-            for chunk_id in found:
-                if chunk_id in position_of:
-                    lift[position_of[chunk_id]] += RARE_WORD_LIFT
-        scored.score += np.minimum(lift, 2 * RARE_WORD_LIFT)
+        """Lift passages sharing a rare word with the question ("hannahmariepark", "Absurdle", "Sampras"):
+        ``core/rare_words.py``, judged among the passages of the chats asked."""
+        lifts = rare_word_lifts(question, len(scored.chunk_ids),
+                                lambda query, limit: passages_matching(self.conn, query, chats, limit, by_rank=False))
+        if lifts:
+            scored.score += np.array([lifts.get(chunk_id, 0.0) for chunk_id in scored.chunk_ids.tolist()])
 
     def _keyword_ranking(self, question: str, limit: int, chats: Sequence[int] | None) -> list[int]:
         query = fts_query(question)

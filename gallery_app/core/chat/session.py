@@ -150,7 +150,7 @@ class ChatSession:
             found = self.retriever.retrieve(query, k=passages, min_score=min_score, chats=self.chats)
         if NOTES in self.sources and has_notes(self.conn):
             notes = note_matches(self.conn, self.embedder, query, passages, folder_ids=self.notes, min_score=min_score,
-                                 scale=found.scale if NOTES_ON_CHAT_SCALE else None)
+                                 scale=found.scale if NOTES_ON_CHAT_SCALE else None, rare_words=self.options.rare_words)
             found.matches = merge_by_score(found.matches, notes, passages, by_similarity=self.options.use_keywords)
         return query, found
 

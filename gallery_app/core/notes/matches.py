@@ -30,18 +30,21 @@ def has_notes(conn: apsw.Connection) -> bool:
 
 def note_matches(conn: apsw.Connection, embedder: TextEmbedder, query: str, k: int, *,
                  folder_ids: Sequence[int] | None = None, min_score: float = 0.0,
-                 query_vector: np.ndarray | None = None, scale: tuple[float, float] | None = None) -> list[Match]:
+                 query_vector: np.ndarray | None = None, scale: tuple[float, float] | None = None,
+                 rare_words: bool = False) -> list[Match]:
     """The ``k`` note chunks best matching ``query`` (of ``folder_ids``, None: every folder), best first, as
     Matches, none below ``min_score`` similarity.
 
     Scores are z-scores like chat passages': on ``scale`` (the mean and spread of the question's similarity
     over the chats searched, ``Retrieval.scale``) when given, so both sources rank on one scale; else over
     the chunks searched. Not on their own when chats are asked too: a z-score cannot exceed the square
-    root of how many were scored, so a folder of 20 chunks would always lose to 20,000 chat windows."""
+    root of how many were scored, so a folder of 20 chunks would always lose to 20,000 chat windows.
+    ``rare_words``: lift chunks sharing a rare word with ``query``, as the chats' passages are (AskOptions)."""
     if k <= 0 or (folder_ids is not None and not folder_ids):
         return []
     vector = embedder.embed_query(query) if query_vector is None else query_vector
-    hits = ranked_chunks(conn, embedder, vector, k, folder_ids, min_score=min_score, scale=scale)
+    hits = ranked_chunks(conn, embedder, vector, k, folder_ids, min_score=min_score, scale=scale,
+                         rare_words_of=query if rare_words else None)
     lines = _best_lines(embedder, vector, [hit.chunk for hit in hits[:ANSWER_MESSAGE_PASSAGES]])
     return [_match(hit.chunk, hit.similarity, hit.score, lines[n] if n < len(lines) else ())
             for n, hit in enumerate(hits)]

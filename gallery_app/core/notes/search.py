@@ -17,7 +17,8 @@ import numpy as np
 
 from gallery_app.core.errors import AppError
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
-from gallery_app.core.notes.repository import StoredNoteChunk, chunk_similarities, chunks_by_id
+from gallery_app.core.notes.repository import StoredNoteChunk, chunk_similarities, chunks_by_id, chunks_matching
+from gallery_app.core.rare_words import rare_word_lifts
 
 DEFAULT_HITS = 5
 MAX_HITS = 1000
@@ -68,17 +69,23 @@ def search_notes(conn: apsw.Connection, embedder: TextEmbedder, question: str, k
 
 def ranked_chunks(conn: apsw.Connection, embedder: TextEmbedder, query: np.ndarray, k: int,
                   folder_ids: Sequence[int] | None = None, *, min_score: float | None = None,
-                  scale: tuple[float, float] | None = None) -> list[NoteHit]:
+                  scale: tuple[float, float] | None = None, rare_words_of: str | None = None) -> list[NoteHit]:
     """The ``k`` chunks best matching the embedded ``query``, best first, none below ``min_score`` similarity
     (None: every chunk).
 
     ``scale``: the mean and spread to take the z-scores on (another source's, so both rank on one scale);
-    None: the chunks' own."""
+    None: the chunks' own. ``rare_words_of``: the question whose rare words lift the chunks holding them, as
+    chat passages are lifted (``core/rare_words.py``)."""
     found = chunk_similarities(conn, embedder, query, folder_ids)
     if found is None:
         return []
     scores = found.scores.astype(np.float64)
     z = (scores - scale[0]) / scale[1] if scale is not None else z_scores(scores)
+    if rare_words_of:
+        lifts = rare_word_lifts(rare_words_of, len(scores),
+                                lambda fts_query, limit: chunks_matching(conn, fts_query, folder_ids, limit))
+        if lifts:
+            z = z + np.array([lifts.get(chunk_id, 0.0) for chunk_id in found.chunk_ids.tolist()])
     eligible = np.arange(len(scores)) if min_score is None else np.flatnonzero(found.scores >= min_score)
     best = eligible[np.argsort(-z[eligible], kind="stable")][:k]
     chunks = chunks_by_id(conn, found.chunk_ids[best].tolist())
