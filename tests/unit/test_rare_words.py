@@ -108,3 +108,13 @@ def test_a_note_holding_the_rare_word_is_lifted_as_a_chat_passage_is(store, tmp_
     assert RARE in note.text
     _query, plain = ChatSession(store, embedder, None, AskOptions(rare_words=False)).retrieve(QUESTION)
     assert not any(RARE in match.text for match in plain.matches[:3])
+
+
+def test_notes_search_ranks_the_rare_word_as_asking_does(store, tmp_path):
+    """`gallery-app-cli notes search` (search_notes) ranks as asking the notes in the window does."""
+    from gallery_app.core.notes.indexer import index_folder
+    from gallery_app.core.notes.search import search_notes
+
+    embedder = AllAlike()
+    index_folder(store, _notes_folder(tmp_path / "notes"), embedder)
+    assert RARE in search_notes(store, embedder, QUESTION, 3)[0].chunk.text

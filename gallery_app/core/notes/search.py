@@ -59,12 +59,13 @@ def z_scores(scores: np.ndarray) -> np.ndarray:
 
 def search_notes(conn: apsw.Connection, embedder: TextEmbedder, question: str, k: int = DEFAULT_HITS,
                  folder_ids: Sequence[int] | None = None) -> list[NoteHit]:
-    """The ``k`` chunks (of ``folder_ids``, or every notes folder) best matching ``question``, best first."""
+    """The ``k`` chunks (of ``folder_ids``, or every notes folder) best matching ``question``, best first,
+    ranked as asking the notes in the window ranks them (its rare words lift the chunks holding them)."""
     if not question.strip():
         raise AppError("The question is empty.", hint="Type what you are looking for in your notes.")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_HITS:
         raise AppError(f"The number of results must be a whole number from 1 to {MAX_HITS}, not {k!r}.")
-    return ranked_chunks(conn, embedder, embedder.embed_query(question), k, folder_ids)
+    return ranked_chunks(conn, embedder, embedder.embed_query(question), k, folder_ids, rare_words_of=question)
 
 
 def ranked_chunks(conn: apsw.Connection, embedder: TextEmbedder, query: np.ndarray, k: int,
