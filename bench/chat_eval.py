@@ -343,14 +343,12 @@ def _message_line(message) -> str:
 def _miss(conn, item: dict, query: str, retrieval, gold: set[int], first: int | None) -> dict:
     from gallery_app.core.chat.repository import messages_by_id
 
-    line_of = _message_line
-
     return {
         "id": item["id"], "kind": item["kind"], "question": item["question"], "searched": query,
         "rank": first if first is not None else f">{DEEPEST_RANK}",
-        "gold": [line_of(m) for m in messages_by_id(conn, sorted(gold))],
+        "gold": [_message_line(m) for m in messages_by_id(conn, sorted(gold))],
         "top": [{"day": m.day, "similarity": round(m.similarity, 3),
-                 "best": [line_of(x) for x in messages_by_id(conn, m.focus_message_ids)]}
+                 "best": [_message_line(x) for x in messages_by_id(conn, m.focus_message_ids)]}
                 for m in retrieval.matches[:3]],
     }
 

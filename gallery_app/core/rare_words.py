@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+import numpy as np
+
 #: A word counts as rare when at most this share of the passages searched hold it: question words ("who",
 #: "said", a name everyone uses) lift nothing, and a question in another language than the text, whose words
 #: are not in it, is left to the embedder alone. Under 100 passages no word is rare (1% is less than one).
@@ -21,13 +23,13 @@ RARE_WORD_LIFT = 0.75
 _WORD = re.compile(r"\w{4,}", re.UNICODE)
 
 
-def rare_word_lifts(question: str, total: int, matching: Callable[[str, int], list[int]]) -> dict[int, float]:
-    """Per passage id, its lift for the rare words of ``question`` it holds (passages with none are left out).
+def rare_word_lifts(question: str, ids: np.ndarray, matching: Callable[[str, int], list[int]]) -> np.ndarray:
+    """Per passage of ``ids`` (the passages searched), its lift for the rare words of ``question`` it holds.
 
-    ``total``: how many passages are searched; ``matching(fts_query, limit)``: the ids of at most ``limit``
-    passages matching an FTS5 query (one quoted word, so no word can act as FTS syntax).
+    ``matching(fts_query, limit)``: the ids of at most ``limit`` passages matching an FTS5 query (one quoted
+    word, so no word can act as FTS syntax).
     """
-    most = RARE_SHARE * total
+    most = RARE_SHARE * len(ids)
     lifts: dict[int, float] = {}
     for word in dict.fromkeys(word.lower() for word in _WORD.findall(question)):
         found = matching(f'"{word}"', int(most) + 2)
@@ -35,4 +37,4 @@ def rare_word_lifts(question: str, total: int, matching: Callable[[str, int], li
             continue
         for passage_id in found:
             lifts[passage_id] = min(lifts.get(passage_id, 0.0) + RARE_WORD_LIFT, 2 * RARE_WORD_LIFT)
-    return lifts
+    return np.array([lifts.get(passage_id, 0.0) for passage_id in ids.tolist()]) if lifts else np.zeros(len(ids))

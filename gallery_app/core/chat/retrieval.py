@@ -296,10 +296,9 @@ class ChatRetriever:
     def _lift_rare_words(self, scored: _Scored, question: str, chats: Sequence[int] | None) -> None:
         """Lift passages sharing a rare word with the question ("hannahmariepark", "Absurdle", "Sampras"):
         ``core/rare_words.py``, judged among the passages of the chats asked."""
-        lifts = rare_word_lifts(question, len(scored.chunk_ids),
-                                lambda query, limit: passages_matching(self.conn, query, chats, limit, by_rank=False))
-        if lifts:
-            scored.score += np.array([lifts.get(chunk_id, 0.0) for chunk_id in scored.chunk_ids.tolist()])
+        scored.score += rare_word_lifts(
+            question, scored.chunk_ids,
+            lambda query, limit: passages_matching(self.conn, query, chats, limit, by_rank=False))
 
     def _keyword_ranking(self, question: str, limit: int, chats: Sequence[int] | None) -> list[int]:
         query = fts_query(question)

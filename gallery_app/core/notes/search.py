@@ -83,10 +83,8 @@ def ranked_chunks(conn: apsw.Connection, embedder: TextEmbedder, query: np.ndarr
     scores = found.scores.astype(np.float64)
     z = (scores - scale[0]) / scale[1] if scale is not None else z_scores(scores)
     if rare_words_of:
-        lifts = rare_word_lifts(rare_words_of, len(scores),
+        z = z + rare_word_lifts(rare_words_of, found.chunk_ids,
                                 lambda fts_query, limit: chunks_matching(conn, fts_query, folder_ids, limit))
-        if lifts:
-            z = z + np.array([lifts.get(chunk_id, 0.0) for chunk_id in found.chunk_ids.tolist()])
     eligible = np.arange(len(scores)) if min_score is None else np.flatnonzero(found.scores >= min_score)
     best = eligible[np.argsort(-z[eligible], kind="stable")][:k]
     chunks = chunks_by_id(conn, found.chunk_ids[best].tolist())
