@@ -29,6 +29,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -185,8 +186,10 @@ def evaluate(name: str, questions: list[dict], chat: ImportedChat, embedder, llm
     for item in questions:
         # One conversation, searched deep for the ranks and asked as the app asks.
         conversation = Conversation()
-        session = ChatSession(conn, embedder, llm, ranking, conversation=conversation)
-        answering = ChatSession(conn, embedder, llm, options.ask, conversation=conversation) if llm else None
+        session = ChatSession(conn, embedder, llm, ranking, conversation=conversation,
+                              second_reading=options.second_reading)
+        answering = (ChatSession(conn, embedder, llm, options.ask, conversation=conversation,
+                                 second_reading=options.second_reading) if llm else None)
         if item["previous_question"]:
             # The previous turn as the app has it: its passages (and, when answering, the real answer).
             if answering is not None:
@@ -252,12 +255,14 @@ def in_a_row(sets: list[tuple[str, list[dict], Path]], embedder, config, options
     results = {name: SetResult(name) for name, _q, _c in sets}
     for name, questions, chat in sets:  # alone
         for item in questions:
-            session = ChatSession(conn, embedder, None, ranking, conversation=Conversation())
+            session = ChatSession(conn, embedder, None, ranking, conversation=Conversation(),
+                                  second_reading=options.second_reading)
             if item["previous_question"]:
                 session.remember(item["previous_question"], session.retrieve(item["previous_question"])[1], "")
             if gold(chat, item):
                 results[name].record("alone", _first_rank(session.retrieve(item["question"])[1], gold(chat, item)))
-    session = ChatSession(conn, embedder, None, ranking, conversation=Conversation())
+    session = ChatSession(conn, embedder, None, ranking, conversation=Conversation(),
+                          second_reading=options.second_reading)
     for name, chat, item in _person_order(sets):
         question = item.get("_asked", item["question"])
         _query, retrieval = session.retrieve(question)
@@ -422,6 +427,8 @@ class Options:
     ask: AskOptions
     verbose: bool
     in_a_row: bool = False
+    #: The model that reads the best passages again (None: off, or not installed).
+    second_reading: Any = None
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -437,6 +444,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="which sets are answered by the LLM (default all; --retrieval-only = none)")
     parser.add_argument("--follow-ups", choices=[mode.value for mode in FollowUps], default=None)
     parser.add_argument("--keywords", choices=["on", "off"], default=None, help="fuse keyword search")
+    parser.add_argument("--read-again", choices=["on", "off"], default=None,
+                        help="read the best passages a second time with a small language model (default: on)")
     parser.add_argument("--rare-words", choices=["on", "off"], default=None,
                         help="lift passages sharing a rare word with the question")
     parser.add_argument("--by-language", choices=["on", "off"], default=None,
@@ -502,7 +511,7 @@ def ask_options(args: argparse.Namespace) -> AskOptions:
         return None if choice is None else choice == "on"
 
     chosen = {"passages": args.passages, "follow_ups": args.follow_ups, "use_keywords": on(args.keywords),
-              "rare_words": on(args.rare_words), "by_language": on(args.by_language),
+              "rare_words": on(args.rare_words), "by_language": on(args.by_language), "read_again": on(args.read_again),
               "excerpts": None if args.context is None else args.context == "excerpts",
               "instructions": _instructions(args.instructions)}
     return AskOptions(**{name: value for name, value in chosen.items() if value is not None})
@@ -525,13 +534,13 @@ def main(argv=None) -> int:
 
     sets = chosen_sets(args)
     from gallery_app.core import rare_words
-    from gallery_app.core.chat import chunking, retrieval
+    from gallery_app.core.chat import chunking, retrieval, second_reading
 
     for assignment in args.constant:
         name, _, value = assignment.partition("=")
-        module = next((m for m in (retrieval, chunking, rare_words) if hasattr(m, name)), None)
+        module = next((m for m in (retrieval, chunking, rare_words, second_reading) if hasattr(m, name)), None)
         if module is None:
-            raise SystemExit(f"none of retrieval, chunking and rare_words has a constant {name}")
+            raise SystemExit(f"none of retrieval, chunking, rare_words and second_reading has a constant {name}")
         setattr(module, name, type(getattr(module, name))(value))
     embedder = open_text_embedder(args.embedder)
     if args.cache:
@@ -549,7 +558,8 @@ def main(argv=None) -> int:
         overrides["plain_number_senders"] = args.plain_numbers in ("both", "senders")
     config = ChunkingConfig(include_date=args.include_date, trim_noise=not args.keep_grids,
                             **{k: v for k, v in overrides.items() if v is not None})
-    options = Options(ask, args.verbose, args.in_a_row)
+    options = Options(ask, args.verbose, args.in_a_row,
+                      second_reading.open_second_reading() if ask.read_again else None)
 
     notes = args.notes or ("off" if args.sets or args.questions else "on")
     if notes == "only":
@@ -571,7 +581,7 @@ def main(argv=None) -> int:
     if args.cache:
         embedder.save()
     header = (f"embedder {embedder.spec.key} · llm {llm.spec.key if llm else '-'} · follow-ups {follow_ups.value} · "
-              f"keywords {'on' if keywords else 'off'} · rare words {args.rare_words or 'default'} · by language {args.by_language or 'default'} · passages {config.max_tokens} tokens"
+              f"keywords {'on' if keywords else 'off'} · read again {'on' if options.second_reading else 'off'} · rare words {args.rare_words or 'default'} · by language {args.by_language or 'default'} · passages {config.max_tokens} tokens"
               f"{' + date' if config.include_date else ''}{'' if config.trim_noise else ' with grids'} · windows {config.window_messages}/{config.window_stride} · message windows ≥ {config.message_window_words} words"
               + "".join(f" · {c}" for c in args.constant)
               + (f" · instructions {args.instructions.name}" if args.instructions else "")

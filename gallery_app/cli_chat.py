@@ -41,6 +41,8 @@ def _print_passages(found, stream=None, lines=None) -> None:
     if found.retrieval.unindexed:
         print(f"  ({found.retrieval.unindexed} passages are not indexed for this model yet: "
               "run gallery-app-cli chat reindex)", file=stream)
+    for notice in found.retrieval.notices:
+        print(f"  ({notice})", file=stream)
 
 
 def _where(match, separator: str = ", ") -> str:
@@ -169,11 +171,13 @@ def _session(args: argparse.Namespace):
     from gallery_app.core.chat.ask_options import AskOptions
     from gallery_app.core.chat.prompting import check_budget
     from gallery_app.cli_notes import notes_folder
+    from gallery_app.core.chat.second_reading import open_second_reading
     from gallery_app.core.chat.session import CHATS, EVERY_SOURCE, NOTES, ChatSession
     from gallery_app.core.models.loading import notices, open_chat_llm, open_text_embedder
 
     options = AskOptions(passages=args.passages, answer_tokens=args.answer_tokens, context_tokens=args.context,
-                         follow_ups=args.follow_ups, instructions=chosen_instructions(args))
+                         follow_ups=args.follow_ups, instructions=chosen_instructions(args),
+                         read_again=args.read_again == "on")
     check_budget(options.context_tokens, options.answer_tokens)  # before any model is loaded
     llm = open_chat_llm(args.llm, n_ctx=options.context_tokens)
     embedder = open_text_embedder(args.embedder)
@@ -184,7 +188,7 @@ def _session(args: argparse.Namespace):
     sources = {"chats": {CHATS}, "notes": {NOTES}}.get(args.only, EVERY_SOURCE)
     return ChatSession(conn, embedder, llm, options, chats=args.chat or None,
                        notes=[notes_folder(conn, text).id for text in args.notes_folder] if args.notes_folder else None,
-                       sources=frozenset(sources))
+                       sources=frozenset(sources), second_reading=open_second_reading() if options.read_again else None)
 
 
 def add_instructions_option(parser: argparse.ArgumentParser) -> None:
@@ -396,6 +400,9 @@ def add_chat_commands(commands: argparse._SubParsersAction) -> None:
                                      "question and the messages)")
             parser.add_argument("--follow-ups", choices=[f.value for f in FollowUps],
                                 default=AskOptions.follow_ups.value, help="how a follow-up question is searched for")
+            parser.add_argument("--read-again", choices=["on", "off"], default="on" if AskOptions.read_again else "off",
+                                help="read the best passages a second time with a small offline model (Gemma 3 "
+                                     "270M): better order, about 3 s more per question on 2 cores")
             parser.add_argument("--show-prompt", action="store_true", help="print the exact prompt sent to the model")
             add_instructions_option(parser)
 

@@ -66,6 +66,32 @@ def app_dirs(tmp_path_factory, monkeypatch):
     return data, models
 
 
+@pytest.fixture(scope="session")
+def reader_model_once(tmp_path_factory):
+    """The second reading's model joined from its packages once per run, not into every test's empty
+    models folder (250 MB each): ``reader_model()`` returns it when first asked."""
+    from gallery_app.core.chat import second_reading
+
+    joined = {}
+    original = second_reading.reader_model
+
+    def once():
+        if "model" not in joined:
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setenv("GALLERY_APP_MODELS_DIR", str(tmp_path_factory.mktemp("reader-model")))
+                joined["model"] = original()
+        return joined["model"]
+
+    return once
+
+
+@pytest.fixture(autouse=True)
+def shared_reader_model(reader_model_once, monkeypatch):
+    from gallery_app.core.chat import second_reading
+
+    monkeypatch.setattr(second_reading, "reader_model", reader_model_once)
+
+
 def require_shared_fixtures() -> Path:
     """Skip the calling test when ../shared is absent (a clone from the project's home); CI must have it."""
     if not SHARED_FIXTURES.is_dir():

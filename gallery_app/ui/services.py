@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import apsw
 from PySide6.QtCore import QObject, Signal
@@ -26,6 +26,7 @@ from gallery_app.ui.settings import Settings
 from gallery_app.ui.workers import Worker, WorkerPool
 
 if TYPE_CHECKING:  # the runtimes are imported where a model is first loaded, on a worker
+    from gallery_app.core.chat.second_reading import SecondReading
     from gallery_app.core.models.runtimes.clip import ClipTextEncoder, ClipVisionEncoder
     from gallery_app.core.models.runtimes.embedders import TextEmbedder
     from gallery_app.core.models.runtimes.llama import ChatLLM
@@ -58,6 +59,8 @@ class Services(QObject):
         self._models: dict[Role, Any] = {}
         self._models_lock = threading.Lock()  # held only to read or change _models, never while loading
         self._load_locks = {role: threading.Lock() for role in Role}
+        self._reader_lock = threading.Lock()
+        self._second_reading: SecondReading | Literal[False] | None = None  # False: tried, not installed
         self._generation = 0
         #: A video file that stands in for the webcam (``gallery-app --camera-file``), for tests and demos.
         self.camera_file: str | None = None
@@ -133,6 +136,22 @@ class Services(QObject):
     def clip_text(self) -> ClipTextEncoder:
         return cast("ClipTextEncoder", self.model(Role.CLIP_TEXT))
 
+    def second_reading(self) -> SecondReading | None:
+        """The model that reads the best passages again, opened on first use; None when Settings turned it
+        off or its model is not installed (search then keeps the first stage's order)."""
+        if not self.settings.read_again:
+            with self._reader_lock:  # turned off in Settings: its memory is given back
+                reader, self._second_reading = self._second_reading, None
+            if reader:
+                reader.release()
+            return None
+        with self._reader_lock:
+            if self._second_reading is None:
+                from gallery_app.core.chat.second_reading import open_second_reading
+
+                self._second_reading = open_second_reading() or False
+            return self._second_reading or None
+
     def loaded(self, role: Role) -> bool:
         return role in self._models
 
@@ -170,6 +189,8 @@ class Services(QObject):
         with self._models_lock:
             models, self._models = list(self._models.values()), {}
             self._generation += 1
-        for model in models:
-            if hasattr(model, "release"):
+        with self._reader_lock:
+            reader, self._second_reading = self._second_reading, None
+        for model in [*models, reader]:
+            if model and hasattr(model, "release"):
                 model.release()

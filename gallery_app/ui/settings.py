@@ -50,6 +50,8 @@ class Settings:
     llm_context: int = AskOptions.context_tokens
     answer_tokens: int = AskOptions.answer_tokens
     passages: int = AskOptions.passages
+    #: Read the best passages again with the small offline model (core/chat/second_reading.py).
+    read_again: bool = AskOptions.read_again
     #: The person's answer instructions; empty: the app's own, so a later version's better ones reach
     #: everyone who never changed them.
     answer_instructions: str = ""
@@ -72,7 +74,7 @@ class Settings:
     def ask_options(self) -> AskOptions:
         """How the window asks: the numbers and instructions chosen here, the core's defaults for everything else."""
         return AskOptions(passages=self.passages, answer_tokens=self.answer_tokens, context_tokens=self.llm_context,
-                          instructions=self.instructions)
+                          instructions=self.instructions, read_again=self.read_again)
 
     @classmethod
     def load(cls, store: QSettings | None = None) -> Settings:
@@ -82,6 +84,9 @@ class Settings:
             default = f.default
             raw = store.value(f.name, default)
             try:
+                if isinstance(default, bool):  # an INI file gives "true" / "false" back as text
+                    values[f.name] = default if raw is None else str(raw).strip().lower() in ("true", "1")
+                    continue
                 values[f.name] = type(default)(raw) if raw is not None else default
             except (TypeError, ValueError):  # a hand-edited or older settings file
                 values[f.name] = default

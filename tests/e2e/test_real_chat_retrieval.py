@@ -10,19 +10,23 @@ from __future__ import annotations
 import pytest
 
 from gallery_app.core.chat.ask_options import AskOptions, FollowUps
+from gallery_app.core.chat.second_reading import open_second_reading
 from gallery_app.core.chat.session import ChatSession
 from gallery_app.core.models.loading import open_text_embedder
 from tests.chat_helpers import load_bench
 from tests.conftest import SHARED_FIXTURES, require_shared_fixtures
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+# Every question is read again by the offline Gemma 3 270M, as the app asks: about 10 minutes on 2 cores.
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(1800)]
 
 CHAT_QA = SHARED_FIXTURES / "chat_qa"
 #: R@3 floors per set, a question's worth below what was measured (docs/chat.md, "All six real chats").
 RECALL_AT_3_FLOOR = {"dutch_friends": 0.81, "english_students": 0.72, "hinglish_class": 0.65,
-                     "indonesian_helpdesk": 0.52, "nigerian_admissions": 0.65, "spanish_students": 0.60}
-#: The top passage's answering message is a gold one this often, over the six (measured 0.34).
-EVIDENCE_AT_1_FLOOR = 0.30
+                     "indonesian_helpdesk": 0.52, "nigerian_admissions": 0.70, "spanish_students": 0.60}
+#: The top passage's answering message is a gold one this often, over the six (measured 0.37).
+EVIDENCE_AT_1_FLOOR = 0.33
+#: The first passage holds a gold message this often, over the six (measured 0.54 with the second reading).
+MEAN_RECALL_AT_1_FLOOR = 0.50
 
 
 def _chat_eval():
@@ -65,8 +69,17 @@ def _rank(retrieval, imported, gold_lines) -> int | None:
 
 
 @pytest.fixture(scope="module")
-def results(chat_eval, real_chats, embedder):
-    options = chat_eval.Options(AskOptions(), verbose=False)
+def reading():
+    """As the app asks: the best passages read again by the offline Gemma 3 270M."""
+    reading = open_second_reading()
+    assert reading is not None
+    yield reading
+    reading.release()
+
+
+@pytest.fixture(scope="module")
+def results(chat_eval, real_chats, embedder, reading):
+    options = chat_eval.Options(AskOptions(), verbose=False, second_reading=reading)
     return {name: chat_eval.evaluate(name, questions, imported, embedder, None, options)
             for name, (questions, imported) in real_chats.items()}
 
@@ -82,6 +95,11 @@ def test_recall_at_3_on_real_chats_holds(results, name):
 def test_the_message_named_first_answers_often_enough(chat_eval, results):
     summary = chat_eval.summarise(list(results.values()))
     assert summary["evidence"] >= EVIDENCE_AT_1_FLOOR, summary
+
+
+def test_the_first_passage_answers_often_enough(chat_eval, results):
+    summary = chat_eval.summarise(list(results.values()))
+    assert summary["mean"][1] >= MEAN_RECALL_AT_1_FLOOR, summary
 
 
 def test_a_follow_up_finds_its_answer_near_the_previous_one(real_chats, embedder):
@@ -114,3 +132,17 @@ def test_the_group_line_is_findable(real_chats, embedder, question):
     session = ChatSession(imported.conn, embedder, None, AskOptions(passages=3))
     _query, retrieval = session.retrieve(question)
     assert _rank(retrieval, imported, [2]) is not None
+
+
+def test_the_second_reading_brings_up_the_passage_that_answers(real_chats, embedder, reading):
+    """es11: the canteen's coffee prices are in a Spanish exchange the embedder ranks 7th for the English
+    question; read again, the passage answers it within the first three."""
+    item = _questions(real_chats, "spanish_students")["es11"]
+    _questions_, imported = real_chats["spanish_students"]
+    ranks = {}
+    for read_again in (False, True):
+        session = ChatSession(imported.conn, embedder, None, AskOptions(passages=10, read_again=read_again),
+                              second_reading=reading)
+        _query, retrieval = session.retrieve(item["question"])
+        ranks[read_again] = _rank(retrieval, imported, item["gold_lines"])
+    assert ranks[False] > 3 and ranks[True] <= 3, ranks

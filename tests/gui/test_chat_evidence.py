@@ -31,6 +31,8 @@ def stand_in_services(llm: ScriptedLLM) -> Services:
     services.text_embedder = lambda: embedder
     services.chat_llm = lambda: llm
     services.loaded = lambda role: True
+    # The second reading's real model would read word-hash rankings again; its window test is below.
+    services.second_reading = lambda: None
     return services
 
 
@@ -166,3 +168,23 @@ def test_a_card_starts_just_above_a_best_window_further_down(qtbot):
     highlighted, other = card_lines(card)
     assert highlighted == ["Ana: line 9"]
     assert other[0] == "… 6 earlier lines" and "Ana: line 8" in other and other[-1] == "Ana: line 11"
+
+
+class _CrashedReader:
+    def continuation_likelihoods(self, prompts, continuation):
+        from gallery_app.core.models.runtimes.llama_process import crash_error
+
+        raise crash_error(-11, "Gemma 3 270M")
+
+
+def test_a_failed_second_reading_is_said_above_the_passages_that_are_still_shown(qtbot, close_pane):
+    from gallery_app.core.chat.second_reading import SecondReading
+
+    pane = demo_pane(qtbot, ["Daniel", " [1]."])
+    close_pane(pane)
+    reading = SecondReading(_CrashedReader())
+    pane.services.second_reading = lambda: reading
+    ask(pane, qtbot)
+    passages = next(turn for turn in pane.view.turns if turn.kind == "passages")
+    assert passages.cards
+    assert "The second reading of the passages failed, so they are in the first search's order." in passages.heading.text()

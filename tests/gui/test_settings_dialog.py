@@ -179,3 +179,20 @@ def test_each_model_choice_says_whether_it_is_on_this_computer(qtbot):
     assert vision.itemText(1).endswith(" — not downloaded")
     dialog.accept()
     assert Settings.load().chat_llm == ""  # the marks are not part of what is saved
+
+
+def test_the_second_reading_can_be_turned_off_and_stays_off(qtbot):
+    services = Services(Settings.load())
+    dialog = make_dialog(qtbot, services)
+    assert dialog.read_again.isChecked()  # on by default, as the core asks
+    dialog.read_again.setChecked(False)
+    dialog.accept()
+    # Saved as text in the settings file and read back as off (bool("false") would be True).
+    loaded = Settings.load()
+    assert loaded.read_again is False and loaded.ask_options.read_again is False
+    assert services.settings.read_again is False
+    assert services.second_reading() is None  # no reader is started for the window's questions
+    dialog = make_dialog(qtbot, services)
+    assert not dialog.read_again.isChecked()
+    dialog.restore_defaults()
+    assert dialog.read_again.isChecked()

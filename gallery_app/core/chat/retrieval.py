@@ -35,6 +35,7 @@ from gallery_app.core.chat.repository import (
     chat_titles, chunks_by_id, messages_by_id, missing_window_vectors, passage_days, passage_times,
     passages_matching, window_count_and_newest, window_messages, window_similarities, window_texts,
 )
+from gallery_app.core.chat.second_reading import SecondReading
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
 from gallery_app.core.rare_words import rare_word_lifts
 
@@ -151,6 +152,8 @@ class Retrieval:
     #: Mean and spread of the question's similarity over the chat windows searched: the scale of the chat
     #: passages' scores, on which another source's passages can be scored (None: no chat was searched).
     scale: tuple[float, float] | None = None
+    #: What a person should know about this search (a step that was skipped), one sentence each.
+    notices: list[str] = field(default_factory=list)
 
     @property
     def passage_count(self) -> int:
@@ -214,8 +217,10 @@ def _z(scores: np.ndarray) -> np.ndarray:
 
 class ChatRetriever:
     def __init__(self, conn: apsw.Connection, embedder: TextEmbedder, *, use_keywords: bool = AskOptions.use_keywords,
-                 rare_words: bool = AskOptions.rare_words, by_language: bool = AskOptions.by_language):
+                 rare_words: bool = AskOptions.rare_words, by_language: bool = AskOptions.by_language,
+                 second_reading: SecondReading | None = None):
         self.conn = conn
+        self.second_reading = second_reading
         self.by_language = by_language
         self.embedder = embedder
         self.use_keywords = use_keywords
@@ -347,6 +352,8 @@ class ChatRetriever:
         ranked = eligible[np.argsort(-scored.score[eligible], kind="stable")]
         if RERANK_DEPTH:
             ranked = self._rerank_by_messages(ranked, scored, queries[:1])
+        if self.second_reading is not None:
+            ranked = self._read_again(ranked, scored, question, result)
         if self.use_keywords:
             limit = max(4 * k, 20)
             fused: dict[int, float] = {}
@@ -384,6 +391,26 @@ class ChatRetriever:
                                         self._excerpt(chunk.message_ids, focus_ids),
                                         answers[number] if number < len(answers) else None))
         return result
+
+    def _read_again(self, ranked: np.ndarray, scored: _Scored, question: str, result: Retrieval) -> np.ndarray:
+        """``ranked`` with its first passages reordered by a language model's reading of their excerpts
+        (``core/chat/second_reading.py``). They keep their scores in the new order, so that the scores
+        still rank them, on the scale notes are merged on."""
+        top = ranked[:self.second_reading.depth]
+        if len(top) < 2:
+            return ranked
+        windows = [int(scored.best_window[p]) for p in top]
+        focus = window_messages(self.conn, windows)
+        chunks = chunks_by_id(self.conn, [int(scored.chunk_ids[p]) for p in top])
+        excerpts = [self._excerpt(chunks[int(scored.chunk_ids[p])].message_ids, focus.get(window, []))
+                    for p, window in zip(top.tolist(), windows)]
+        order = self.second_reading.reorder(scored.score[top], excerpts, question)
+        if order is None:
+            result.notices.append("The second reading of the passages failed, so they are in the first search's order.")
+            return ranked
+        reordered = top[order]
+        scored.score[reordered] = np.sort(scored.score[top])[::-1]
+        return np.concatenate([reordered, ranked[len(top):]])
 
     def _rerank_by_messages(self, ranked: np.ndarray, scored: _Scored, queries: np.ndarray) -> np.ndarray:
         """``ranked`` with its first RERANK_DEPTH passages reordered by window and best single message.

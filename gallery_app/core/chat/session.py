@@ -27,6 +27,7 @@ from gallery_app.core.chat.prompting import (
 )
 from gallery_app.core.chat.repository import chat_participants
 from gallery_app.core.chat.retrieval import ChatRetriever, Match, Retrieval
+from gallery_app.core.chat.second_reading import SecondReading
 from gallery_app.core.errors import AppError, Cancelled
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
 from gallery_app.core.notes.matches import has_notes, note_matches
@@ -74,20 +75,22 @@ class ChatSession:
                  options: AskOptions = AskOptions(),
                  *, chats: Sequence[int] | None = None, conversation: Conversation | None = None,
                  notes: Sequence[int] | None = None, sources: frozenset[str] = EVERY_SOURCE,
-                 strategy: PromptStrategy | None = None):
+                 strategy: PromptStrategy | None = None, second_reading: SecondReading | None = None):
         """``conversation``: the turns so far, when they outlive this session (the window keeps one per
         conversation and asks each question with a new session); the session adds each answered turn to it.
 
         ``sources``: whether chats, notes or both are searched; ``chats`` / ``notes``: which chats and which
         notes folders (None: all of them). ``strategy``: how prompts are laid out, in place of the one
-        ``options.instructions`` make."""
+        ``options.instructions`` make. ``second_reading``: the model that reads the best passages again
+        (``open_second_reading``), used when ``options.read_again``."""
         check_passages(options.passages)
         if llm is not None:
             check_budget(llm.n_ctx, options.answer_tokens)
         self.conn = conn
         self.options = options
         self.retriever = ChatRetriever(conn, embedder, use_keywords=options.use_keywords,
-                                       rare_words=options.rare_words, by_language=options.by_language)
+                                       rare_words=options.rare_words, by_language=options.by_language,
+                                       second_reading=second_reading if options.read_again else None)
         self.llm = llm
         self.embedder = embedder
         self.chats = list(chats) if chats else None

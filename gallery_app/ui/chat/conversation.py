@@ -248,6 +248,8 @@ class PassagesTurn(Turn):
         if retrieval.unindexed:
             heading += (f" — {retrieval.unindexed} passages are not indexed for this model yet "
                         "(gallery-app-cli chat reindex)")
+        for notice in retrieval.notices:
+            heading += f" — {notice}"
         self.heading = _label(heading, quiet=True)
         self.body.addWidget(self.heading)
         self.cards = [PassageCard(match) for match in retrieval.matches]

@@ -198,12 +198,13 @@ def ask(context: WorkerContext, services, question: str, conversation: Conversat
         llm = services.chat_llm()  # cheap: the session reads the weights once the passages are out
     except ModelError as error:
         missing = error
+    second_reading = services.second_reading()
     if context.cancelled:
         raise Cancelled()
     with services.connect() as conn:
         session = ChatSession(conn, embedder, llm, services.settings.ask_options,
                               chats=list(chats) if chats else None, conversation=conversation,
-                              notes=list(notes) if notes else None, sources=sources)
+                              notes=list(notes) if notes else None, sources=sources, second_reading=second_reading)
         if missing is not None:
             yield LlmMissing(missing)
         else:

@@ -242,5 +242,12 @@ class ChatLLM:
         finally:
             stream.close()
 
+    def continuation_likelihoods(self, prompts: Sequence[str], continuation: str) -> list[float]:
+        """Per prompt (plain text, BOS first), the mean log-probability of ``continuation`` right after it."""
+        llama = self._model()
+        tokens = [llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=False) for prompt in prompts]
+        following = llama.tokenize(continuation.encode("utf-8"), add_bos=False, special=False)
+        return llama.log_likelihoods(tokens, following)
+
     def release(self) -> None:
         self._llama.release()

@@ -1,0 +1,87 @@
+"""The second reading (core/chat/second_reading.py) as ``ChatRetriever`` uses it, with a reader whose
+judgement the test sets: what it moves, what it keeps, and a reader that fails.
+
+The real reader (Gemma 3 270M in a child process) is in tests/e2e/test_second_reading_model.py; its effect
+on the real chats is held in tests/e2e/test_real_chat_retrieval.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gallery_app.core.chat.chunking import ChunkingConfig
+from gallery_app.core.chat.retrieval import ChatRetriever
+from gallery_app.core.chat.second_reading import PROMPT, READ_AGAIN_DEPTH, SecondReading, reread_order
+from gallery_app.core.errors import ModelError
+from gallery_app.core.models.runtimes.llama_process import LanguageModelCrashed
+from tests.small_chats import open_small_library
+from tests.text_embedders import WordHashEmbedder
+
+EMBEDDER = WordHashEmbedder()
+QUESTION = "Who is bringing the inflatable kayak?"
+
+
+class Reader:
+    """Finds the question likely after a passage that holds ``favourite``, unlikely after any other."""
+
+    def __init__(self, favourite: str):
+        self.favourite = favourite
+        self.read: list[tuple[list[str], str]] = []
+
+    def continuation_likelihoods(self, prompts, continuation):
+        self.read.append((list(prompts), continuation))
+        return [-1.0 if self.favourite in prompt else -5.0 for prompt in prompts]
+
+
+class BrokenReader:
+    def continuation_likelihoods(self, prompts, continuation):
+        raise LanguageModelCrashed("The language model stopped unexpectedly (signal 11, SIGSEGV).")
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    conn, _trip, _flat = open_small_library(tmp_path_factory.mktemp("library"), EMBEDDER, ChunkingConfig(lead_in=False))
+    yield conn
+    conn.close()
+
+
+def test_the_reader_decides_between_passages_the_embedder_found_alike_and_keeps_a_clear_lead(library):
+    question = "What did Maya want with a coffee?"
+    plain = ChatRetriever(library, EMBEDDER).retrieve(question, k=READ_AGAIN_DEPTH)
+    favourite = plain.matches[4]  # about as near as the third and fourth, far below the first
+    assert plain.matches[2].score - favourite.score < 0.1 < plain.matches[0].score - favourite.score
+    reader = Reader(favourite.excerpt.splitlines()[0])
+    read = ChatRetriever(library, EMBEDDER, second_reading=SecondReading(reader)).retrieve(question, k=READ_AGAIN_DEPTH)
+    order = [m.chunk_id for m in read.matches]
+    assert order[0] == plain.matches[0].chunk_id
+    assert order.index(favourite.chunk_id) < order.index(plain.matches[2].chunk_id)
+    # The same passages, ranked by scores that still fall from the first to the last (notes merge on them).
+    assert sorted(order) == sorted(m.chunk_id for m in plain.matches)
+    scores = [m.score for m in read.matches]
+    assert scores == sorted(scores, reverse=True)
+    assert not read.notices
+    # What it read: each passage's excerpt in the prompt, and the question after it.
+    (prompts, continuation), = reader.read
+    assert continuation == " " + question
+    assert prompts[0] == PROMPT.format(passage=plain.matches[0].excerpt)
+
+
+def test_a_reader_that_fails_leaves_the_first_order_and_says_so(library):
+    plain = ChatRetriever(library, EMBEDDER).retrieve(QUESTION, k=6)
+    read = ChatRetriever(library, EMBEDDER, second_reading=SecondReading(BrokenReader())).retrieve(QUESTION, k=6)
+    assert [m.chunk_id for m in read.matches] == [m.chunk_id for m in plain.matches]
+    assert [m.score for m in read.matches] == [m.score for m in plain.matches]
+    assert read.notices == ["The second reading of the passages failed, so they are in the first search's order."]
+
+
+def test_the_reading_weighs_half_the_first_stage():
+    scores = np.array([3.0, 2.0, 1.0])
+    # A reading that slightly prefers the second passage does not beat a clear first-stage lead...
+    assert reread_order(scores, np.array([-2.0, -1.9, -3.0]), 0.5).tolist() == [0, 1, 2]
+    # ...but one that reads it as far likelier does.
+    assert reread_order(np.array([2.1, 2.0, 1.0]), np.array([-4.0, -1.0, -4.0]), 0.5).tolist() == [1, 0, 2]
+
+
+def test_a_failing_model_is_a_model_error():
+    assert issubclass(LanguageModelCrashed, ModelError)
