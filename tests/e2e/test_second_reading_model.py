@@ -51,7 +51,10 @@ def test_the_childs_likelihoods_are_llama_cpps_own(reading):
     found = question_likelihoods(reading.model, MESSAGES, QUESTION)
     expected = [plain_mean_log_likelihood(reading.model.resolved.path, PROMPT.format(passage=m), " " + QUESTION)
                 for m in MESSAGES]
-    assert np.allclose(found, expected, atol=0.02), (found, expected)
+    # Not to the last digit: the prompt is read in other batches than the plain way reads it, and the 4-bit
+    # kernels round by batch shape (0.025 apart on an AVX2-only EPYC). A logit row off by one token is
+    # whole nats away.
+    assert np.allclose(found, expected, atol=0.05), (found, expected)
     # Read in another order, each passage gets the same value: nothing of one prompt is left for the next.
     assert np.allclose(question_likelihoods(reading.model, MESSAGES[::-1], QUESTION)[::-1], found, atol=0.02)
 
