@@ -38,6 +38,7 @@ from gallery_app.core.chat.repository import (
 from gallery_app.core.chat.second_reading import SecondReading
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
 from gallery_app.core.rare_words import rare_word_lifts
+from gallery_app.core.z_scores import z_scores
 
 #: Messages either side of the best window that go into a match's excerpt.
 EXCERPT_MARGIN = 1
@@ -210,11 +211,6 @@ def _window_languages(conn: apsw.Connection, window_ids: np.ndarray) -> np.ndarr
     return np.array([languages.get(int(r), "") for r in window_ids], dtype=object)
 
 
-def _z(scores: np.ndarray) -> np.ndarray:
-    spread = scores.std(axis=0)
-    return (scores - scores.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
-
-
 class ChatRetriever:
     def __init__(self, conn: apsw.Connection, embedder: TextEmbedder, *, use_keywords: bool = AskOptions.use_keywords,
                  rare_words: bool = AskOptions.rare_words, by_language: bool = AskOptions.by_language,
@@ -241,7 +237,7 @@ class ChatRetriever:
         if self.by_language:
             combined = self._z_by_language(window_ids, window_scores).max(axis=1)
         else:
-            combined = _z(window_scores).max(axis=1)
+            combined = z_scores(window_scores).max(axis=1)
         raw = found.scores.max(axis=1)
         chunk_of_window = found.chunk_ids
         # Best window per passage: sort windows by passage, then by score within it; the last of each run wins.
@@ -256,11 +252,11 @@ class ChatRetriever:
         """z-scores within each language's windows: a question scores every window in its own language
         higher than any in another, so the best Spanish message must be compared with Spanish ones."""
         languages = _window_languages(self.conn, window_ids)
-        z = _z(window_scores)
+        z = z_scores(window_scores)
         for language in set(languages.tolist()):
             members = languages == language
             if members.sum() >= MIN_LANGUAGE_WINDOWS:
-                z[members] = _z(window_scores[members])
+                z[members] = z_scores(window_scores[members])
         return z
 
     def _chunk_times(self) -> dict[int, tuple[datetime, datetime]]:
@@ -434,12 +430,12 @@ class ChatRetriever:
                     owners.append(number)
         if not texts:
             return ranked
-        nearest = _z((self.embedder.embed_passages(texts) @ queries.T).max(axis=1))
+        nearest = z_scores((self.embedder.embed_passages(texts) @ queries.T).max(axis=1))
         # A passage with no short message is neither lifted nor lowered.
         best = np.full(len(top), -np.inf)
         np.maximum.at(best, np.asarray(owners), nearest)
         best[np.isinf(best)] = 0.0
-        combined = _z(scored.score[top]) + RERANK_WEIGHT * best
+        combined = z_scores(scored.score[top]) + RERANK_WEIGHT * best
         return np.concatenate([top[np.argsort(-combined, kind="stable")], ranked[RERANK_DEPTH:]])
 
     def _answer_messages(self, queries: np.ndarray, focus_windows: list[list[int]],

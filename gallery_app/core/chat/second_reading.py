@@ -20,6 +20,7 @@ from typing import Protocol
 import numpy as np
 
 from gallery_app.core.errors import ModelError, ModelNotAvailable
+from gallery_app.core.z_scores import z_scores
 
 #: The first stage's best this many passages are read again.
 READ_AGAIN_DEPTH = 10
@@ -49,14 +50,9 @@ def question_likelihoods(model: LikelihoodModel, passages: Sequence[str], questi
     return np.asarray(model.continuation_likelihoods(prompts, " " + question.strip()[:QUESTION_CHARACTERS]))
 
 
-def _z(values: np.ndarray) -> np.ndarray:
-    spread = values.std()
-    return (values - values.mean()) / (spread if spread > 0 else 1.0)
-
-
 def reread_order(scores: np.ndarray, likelihoods: np.ndarray, weight: float) -> np.ndarray:
     """The order (indexes into ``scores``) of passages by their first-stage score and the reading together."""
-    combined = _z(scores) + weight * _z(likelihoods)
+    combined = z_scores(scores) + weight * z_scores(likelihoods)
     return np.argsort(-combined, kind="stable")
 
 

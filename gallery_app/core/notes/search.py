@@ -19,6 +19,7 @@ from gallery_app.core.errors import AppError
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
 from gallery_app.core.notes.repository import StoredNoteChunk, chunk_similarities, chunks_by_id, chunks_matching
 from gallery_app.core.rare_words import rare_word_lifts
+from gallery_app.core.z_scores import z_scores
 
 DEFAULT_HITS = 5
 MAX_HITS = 1000
@@ -50,11 +51,6 @@ class NoteHit:
     @property
     def text(self) -> str:
         return self.chunk.text
-
-
-def z_scores(scores: np.ndarray) -> np.ndarray:
-    spread = scores.std()
-    return (scores - scores.mean()) / (spread if spread > 0 else 1.0)
 
 
 def search_notes(conn: apsw.Connection, embedder: TextEmbedder, question: str, k: int = DEFAULT_HITS,
