@@ -17,7 +17,7 @@ from gallery_app.core import paths
 from gallery_app.core.chat.importer import import_chat
 from gallery_app.core.chat.session import NOTHING_FOUND, UNSUPPORTED
 from gallery_app.core.store import open_store
-from tests.chat_helpers import DEMO_CHAT
+from tests.chat_helpers import DEMO_CHAT, ScriptedLLM
 
 pytestmark = pytest.mark.e2e
 EMBEDDER = ["--embedder", "all-minilm-l6-v2-int8"]
@@ -52,18 +52,24 @@ def test_no_passages_or_no_question_names_the_problem(question, options, code, m
     assert NOTHING_FOUND not in done.stdout + done.stderr
 
 
-@pytest.mark.slow
-def test_a_declined_answer_is_the_only_answer_printed(minilm):
-    """SmolLM2 answers this with an aircraft the chat never mentions; the grounding check declines it.
+def test_a_declined_answer_is_the_only_answer_printed(minilm, monkeypatch, capsys):
+    """A model that names an aircraft the chat never mentions is declined by the grounding check, and
+    its streamed text never reaches the terminal.
 
-    (Asked "Which airline …" until issue 21's windows changed the passages: SmolLM2 then wrote "the one
-    that I mentioned earlier", a non-answer no word check can tell from an answer.)"""
+    The CLI runs in this process with a writer whose words the test sets: the real SmolLM2's words for one
+    question differ from CPU to CPU (an AVX2-only EPYC wrote "The aircraft that Daniel flew to Valencia
+    on." where another machine named an Airbus), so a test of what is printed cannot rest on them."""
+    from gallery_app import cli
+    from gallery_app.core.models import loading
+
     conn = open_store(paths.database_path())
     import_chat(conn, DEMO_CHAT, minilm)
     conn.close()
-    done = ask("Which aircraft did Daniel fly to Valencia on?", *EMBEDDER, timeout=300)
-    assert done.returncode == 0, done.stderr
-    passages, _, answer = done.stdout.partition("\n\n")
+    monkeypatch.setattr(loading, "open_chat_llm", lambda *args, **kwargs: ScriptedLLM(["Daniel flew", " on an", " Airbus A320 [1]."]))
+    code = cli.main(["chat", "ask", "Which aircraft did Daniel fly to Valencia on?", *EMBEDDER, "--read-again", "off"])
+    printed = capsys.readouterr().out
+    assert code == 0
+    passages, _, answer = printed.partition("\n\n")
     assert passages.startswith("Found ") and "Valencia" in passages
     assert answer.startswith(f"{UNSUPPORTED}\nClosest message: Daniel, 29 Apr 2024:"), answer
-    assert "Airbus" not in done.stdout  # what the model wrote never reaches the output
+    assert "Airbus" not in printed  # what the model wrote never reaches the output
