@@ -16,8 +16,9 @@ from gallery_app.core.models.loading import open_text_embedder
 from tests.chat_helpers import load_bench
 from tests.conftest import SHARED_FIXTURES, require_shared_fixtures
 
-# Every question is read again by the offline Gemma 3 270M, as the app asks: about 10 minutes on 2 cores.
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(1800)]
+# Every question is read again by the offline Gemma 3 270M, as the app asks: about 10 minutes on 2 cores of
+# an AVX-512 machine, over 30 (with the six imports) on an AVX2-only EPYC, so the first test's limit is an hour.
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(3600)]
 
 CHAT_QA = SHARED_FIXTURES / "chat_qa"
 #: R@3 floors per set, a question's worth below what was measured (docs/chat.md, "All six real chats").
