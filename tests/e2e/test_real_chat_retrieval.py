@@ -16,18 +16,20 @@ from gallery_app.core.models.loading import open_text_embedder
 from tests.chat_helpers import load_bench
 from tests.conftest import SHARED_FIXTURES, require_shared_fixtures
 
-# Every question is read again by the offline Gemma 3 270M, as the app asks: about 10 minutes on 2 cores of
-# an AVX-512 machine, over 30 (with the six imports) on an AVX2-only EPYC, so the first test's limit is an hour.
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(3600)]
+# The floors are the first stage's (no second reading): reading every question again took 10 minutes on an
+# AVX-512 machine and over 25 on an AVX2-only EPYC, which put the suite near CI's limit. What the reading
+# adds is held by es11 below; its numbers are bench/chat_eval.py's (docs/chat.md).
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(1800)]
 
 CHAT_QA = SHARED_FIXTURES / "chat_qa"
-#: R@3 floors per set, a question's worth below what was measured (docs/chat.md, "All six real chats").
+#: R@3 floors per set, a question's worth below what the first stage measured (docs/chat.md, "All six real
+#: chats": 0.84, 0.77, 0.70, 0.57, 0.70, 0.65).
 RECALL_AT_3_FLOOR = {"dutch_friends": 0.81, "english_students": 0.72, "hinglish_class": 0.65,
-                     "indonesian_helpdesk": 0.52, "nigerian_admissions": 0.70, "spanish_students": 0.60}
-#: The top passage's answering message is a gold one this often, over the six (measured 0.37).
-EVIDENCE_AT_1_FLOOR = 0.33
-#: The first passage holds a gold message this often, over the six (measured 0.54 with the second reading).
-MEAN_RECALL_AT_1_FLOOR = 0.50
+                     "indonesian_helpdesk": 0.52, "nigerian_admissions": 0.65, "spanish_students": 0.60}
+#: The top passage's answering message is a gold one this often, over the six (measured 0.34; 0.37 read again).
+EVIDENCE_AT_1_FLOOR = 0.30
+#: The first passage holds a gold message this often, over the six (measured 0.52; 0.54 read again).
+MEAN_RECALL_AT_1_FLOOR = 0.48
 
 
 def _chat_eval():
@@ -79,8 +81,8 @@ def reading():
 
 
 @pytest.fixture(scope="module")
-def results(chat_eval, real_chats, embedder, reading):
-    options = chat_eval.Options(AskOptions(), verbose=False, second_reading=reading)
+def results(chat_eval, real_chats, embedder):
+    options = chat_eval.Options(AskOptions(read_again=False), verbose=False, second_reading=None)
     return {name: chat_eval.evaluate(name, questions, imported, embedder, None, options)
             for name, (questions, imported) in real_chats.items()}
 
