@@ -99,6 +99,10 @@ def test_base_models_get_a_completion_prompt_with_examples():
     ("A total of 95 pounds.", "How much?", False),  # a number nowhere in the context
     ("The answer is Maya's surname.", "What is Maya's surname?", False),  # only repeats the question
     ("The answer to this question is: Maya's surname.", "What is Maya's surname?", False),  # SmolLM2 said it
+    # The question restated with its verb inflected (SmolLM2 on an AVX2 CPU: "The aircraft that Daniel flew to …").
+    ("Maya paid for the two nights.", "How much did Maya pay for the two nights?", False),
+    ("The rooms cost.", "What did the room cost?", False),
+    ("It costs £340 for the two nights.", "How much did the two nights cost?", True),
     ("No.", "Did they get a refund?", True),
     ("I don't know.", "What is Daniel's blood type?", True),
     # A possessive or object pronoun that starts a sentence is not a name the context must contain.

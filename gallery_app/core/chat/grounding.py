@@ -16,6 +16,8 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+import simplemma
+
 from gallery_app.core.chat.whatsapp import clean_text, header_prefix, is_placeholder
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
@@ -63,6 +65,13 @@ def _fold(text: str) -> str:
 def content_words(text: str) -> set[str]:
     """The words of ``text`` that carry meaning (accents folded, filler dropped)."""
     return {word for word in _WORD.findall(_fold(text)) if word not in _FILLER}
+
+
+def _lemmas(words: Iterable[str]) -> set[str]:
+    """Each word's dictionary form, so that "The aircraft that Daniel flew to Valencia on." is seen to
+    restate "Which aircraft did Daniel fly to Valencia on?". English only: the answers are the chat
+    model's, which writes English; a word of another language is left as it is."""
+    return {simplemma.lemmatize(word, lang="en").lower() for word in words}
 
 
 def _bare_name(label: str) -> str:
@@ -165,8 +174,8 @@ def check_answer(answer: str, context: str, question: str, participants: Iterabl
         word = _fold(name).strip("'’-")
         if word and word not in _ORDINARY and word.split("'")[0] not in context_words:
             result.unsupported.append(name)
-    answer_words = content_words(answer)
-    question_words = set(_WORD.findall(_fold(question)))
+    answer_words = _lemmas(content_words(answer))
+    question_words = _lemmas(_WORD.findall(_fold(question)))
     result.echoes_question = bool(answer_words) and answer_words <= question_words
     result.chat_log = bool(continues_chat_log(answer, participants))
     return result
