@@ -103,6 +103,10 @@ def test_base_models_get_a_completion_prompt_with_examples():
     ("Maya paid for the two nights.", "How much did Maya pay for the two nights?", False),
     ("The rooms cost.", "What did the room cost?", False),
     ("It costs £340 for the two nights.", "How much did the two nights cost?", True),
+    # The lead-in without the answer (SmolLM2 on the real chats: "The answer to this question is:").
+    ("The answer to this question is:", "How do you keep score?", False),
+    ("The answer is:", "Who had the key?", False),
+    ("दानियल ने पैसे दिए।", "Who paid?", True),  # words outside Latin script are words too
     ("No.", "Did they get a refund?", True),
     ("I don't know.", "What is Daniel's blood type?", True),
     # A possessive or object pronoun that starts a sentence is not a name the context must contain.

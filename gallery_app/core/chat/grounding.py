@@ -2,7 +2,8 @@
 
 Small local models fill gaps with plausible names and numbers. An answer is refused (turned
 into "I don't know") when it names a number, amount or capitalised name that appears nowhere in
-its context, or when it only repeats the question's own words, which answers nothing.
+its context, when it only repeats the question's own words, or when it is all filler ("The answer is:"),
+which answers nothing.
 
 They also slip from answering into writing the chat itself — the next ``Name: text`` line, a
 message header, ``<Media omitted>`` — because the context they read is a chat log. Such text is
@@ -155,12 +156,14 @@ def _could_be_placeholder(start: str) -> bool:
 class GroundingCheck:
     unsupported: list[str] = field(default_factory=list)
     echoes_question: bool = False
+    #: Only filler, such as "The answer to this question is:" with the answer itself never written.
+    says_nothing: bool = False
     #: The "answer" continues the chat log (a "Name: " line, a header, a media placeholder).
     chat_log: bool = False
 
     @property
     def grounded(self) -> bool:
-        return not self.unsupported and not self.echoes_question and not self.chat_log
+        return not (self.unsupported or self.echoes_question or self.says_nothing or self.chat_log)
 
 
 def check_answer(answer: str, context: str, question: str, participants: Iterable[str] = ()) -> GroundingCheck:
@@ -177,5 +180,7 @@ def check_answer(answer: str, context: str, question: str, participants: Iterabl
     answer_words = _lemmas(content_words(answer))
     question_words = _lemmas(_WORD.findall(_fold(question)))
     result.echoes_question = bool(answer_words) and answer_words <= question_words
+    # Folding drops letters outside Latin script, so an answer in Hindi or Chinese is judged unfolded here.
+    result.says_nothing = not any(word not in _FILLER for word in _WORD.findall(answer.casefold()))
     result.chat_log = bool(continues_chat_log(answer, participants))
     return result
