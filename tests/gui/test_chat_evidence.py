@@ -147,6 +147,24 @@ def test_a_chat_log_continuation_is_shown_as_a_plain_decline_with_the_closest_me
     assert [viewer.model.index(r).data(MessageIdRole) for r in viewer.model.highlighted_rows()] == [closest.message_id]
 
 
+@pytest.mark.parametrize("pieces", [
+    ["The answer", " is:", " [1]"],  # SmolLM2 on the real chats: a lead-in, and no answer after it
+    ["Who put", " the room", " on the", " cards?"],  # the question back, a word inflected
+])
+def test_an_answer_that_says_nothing_is_replaced_by_a_decline_with_the_closest_message(qtbot, close_pane, pieces):
+    """Before: "The answer is: [1]" stood in the answer box as the answer, and so did a restated question
+    whose words were inflected ("cards" for "card")."""
+    pane = demo_pane(qtbot, pieces)
+    close_pane(pane)
+    ask(pane, qtbot)
+
+    answer = next(turn for turn in pane.view.turns if isinstance(turn, AnswerTurn))
+    shown = QTextDocumentFragment.fromHtml(answer.label.text()).toPlainText()
+    assert answer.answer.declined and shown.startswith(UNSUPPORTED)
+    assert "The answer is" not in shown and "Who put" not in shown
+    assert f"Closest message: {answer.answer.closest.heading}: " in shown
+
+
 def test_chat_text_on_a_card_is_text_not_markup(qtbot):
     text = "Ana: <b>not bold</b> & <a href='x'>no link</a>\nBen: ok"
     match = Match(1, 1, "<i>Trip</i>", "2024-05-01", ["Ana", "Ben"], text, [1, 2], 0.9, 0.9, [1], text)
