@@ -26,6 +26,7 @@ from gallery_app.core.photos.preparing import is_photo_file
 from gallery_app.ui.chat import notes_jobs
 from gallery_app.ui.chat.pane import ChatPane
 from gallery_app.ui.chat.viewer import ChatViewer
+from gallery_app.ui.licences_dialog import LicencesDialog
 from gallery_app.ui.models_dialog import ModelsDialog, check_and_advise
 from gallery_app.ui.photos.pane import PhotoPane
 from gallery_app.ui.plain_text import escape, tooltip
@@ -58,6 +59,7 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.services = services or Services(Settings.load())
         self.model_states: list[ModelStatus] = []
+        self.licences_dialog: LicencesDialog | None = None
         self.models_dialog: ModelsDialog | None = None
         self._closed = False
 
@@ -122,6 +124,7 @@ class MainWindow(QMainWindow):
 
         help_menu = self.menuBar().addMenu("&Help")
         self._action(help_menu, "&Models…", self.show_models)
+        self._action(help_menu, "Third-party &licences…", self.show_licences)
         self._action(help_menu, "&About Gallery", self.show_about)
 
     def _show_chats(self, then):
@@ -268,13 +271,23 @@ class MainWindow(QMainWindow):
     def show_error(self, error: AppError) -> None:
         self.statusBar().showMessage(f"⚠ {error}", 15_000)
 
+    def show_licences(self) -> LicencesDialog:
+        """Help → Third-party licences…: one dialog, brought to the front when it is already open."""
+        if self.licences_dialog is None:
+            self.licences_dialog = LicencesDialog(self.services, self)
+        self.licences_dialog.show()
+        self.licences_dialog.raise_()
+        self.licences_dialog.activateWindow()
+        return self.licences_dialog
+
     def show_about(self) -> None:
         QMessageBox.about(
             self, "About Gallery",
             f"<b>gallery_app {__version__}</b><p>Your own chats and photos, searchable by meaning. "
             "Everything runs on this computer: no server, no account, no upload.</p>"
             f"<p>Data folder: {escape(paths.data_dir())}<br>Models folder: {escape(paths.models_dir())}</p>"
-            "<p>Demo photos: scikit-image sample data (BSD-3-Clause).</p>",
+            "<p>Demo photos: scikit-image sample data (BSD-3-Clause).</p>"
+            "<p>Free software under the MIT licence; the packages it is built on: Help → Third-party licences….</p>",
         )
 
     def closeEvent(self, event: QCloseEvent) -> None:

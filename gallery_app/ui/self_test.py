@@ -89,6 +89,10 @@ class SelfTest:
         part.status = "PASS" if shown else "FAIL"
         self._report(part, f"opened on the '{QGuiApplication.platformName()}' platform, "
                            f"{self.window.width()}×{self.window.height()}" if shown else "the window did not open")
+        part = Part("licences")
+        self.parts.append(part)
+        part.status, line = _licences_part()
+        self._report(part, line)
         self._watchdog.start(TIME_LIMIT_S * 1000)
         self._run("chat", _chat_part, self._photos)
 
@@ -150,6 +154,20 @@ def _origin(services, role) -> str:
     resolved = loading.resolve_setting(role, services.settings.model_setting(role))
     where = f" ({resolved.path.parent})" if resolved.source is not resolved.source.MODELS_FOLDER else ""
     return f"{resolved.spec.name} from the {resolved.origin()}{where}"
+
+
+def _licences_part() -> tuple[str, str]:
+    """Help → Third-party licences… has its list: in a bundle, the one ``make package`` wrote into it."""
+    from gallery_app.core.licences import BUNDLED_NOTICES, third_party_notices
+    from gallery_app.core.resources import resources_dir
+
+    written = (resources_dir() / BUNDLED_NOTICES).is_file()
+    if getattr(sys, "frozen", False) and not written:
+        return "FAIL", f"the bundle carries no third-party licences ({resources_dir() / BUNDLED_NOTICES} is missing)"
+    notices = third_party_notices()
+    if not notices:
+        return "FAIL", "no third-party licences could be listed"
+    return "PASS", f"{len(notices)} packages listed ({'written into the bundle' if written else 'from their metadata'})"
 
 
 def _chat_part(context, services):

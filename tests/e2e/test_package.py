@@ -31,6 +31,7 @@ def test_self_test_from_source_without_clip_runs_the_chat_and_says_why_photos_we
     log = log_of(done)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "window: PASS" in log and "chat: PASS" in log
+    assert "licences: PASS" in log and "from their metadata" in log
     assert "photos: SKIP" in log and "CLIP" in log and "7 photos recorded" in log
     assert log.splitlines()[-1] == "self-test: OK"
 
@@ -49,3 +50,4 @@ def test_the_bundle_passes_its_self_test(tmp_path):
     log = log_of(done)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "(bundle," in log and "chat: PASS" in log
+    assert "licences: PASS" in log and "written into the bundle" in log

@@ -57,6 +57,18 @@ def test_model_status_and_the_models_dialog_when_clip_is_missing(window, qtbot):
     assert window.models_dialog is None
 
 
+def test_help_lists_the_third_party_licences_in_one_dialog(window, qtbot):
+    help_menu = next(action.menu() for action in window.menuBar().actions() if action.text() == "&Help")
+    licences = next(action for action in help_menu.actions() if action.text() == "Third-party &licences…")
+    licences.trigger()
+    dialog = window.licences_dialog
+    assert dialog is not None and dialog.isVisible()
+    qtbot.waitUntil(lambda: "simplemma" in dialog.visible_packages(), timeout=20_000)
+    dialog.close()
+    licences.trigger()
+    assert window.licences_dialog is dialog and dialog.isVisible()  # opened again, not a second one
+
+
 def test_the_first_start_offers_the_models_dialog_once(qtbot):
     first = open_window(qtbot)
     try:
