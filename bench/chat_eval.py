@@ -133,7 +133,12 @@ class SetResult:
     name: str
     recall: dict = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
     misses: list = field(default_factory=list)
+    #: Per question with keywords: does what the person reads (the answer, or a decline and its closest message) hold one?
     keyword_hits: list = field(default_factory=list)
+    #: Same, counting only an answer in the model's own words (not declined).
+    keyword_in_answers: list = field(default_factory=list)
+    #: Same, in what the model wrote before the grounding check judged it (declined or not).
+    keyword_before_check: list = field(default_factory=list)
     dont_know: list = field(default_factory=list)
     #: Per answerable question: is the message the app names first (the top passage's closest message) gold?
     evidence: list = field(default_factory=list)
@@ -217,12 +222,19 @@ def evaluate(name: str, questions: list[dict], chat: ImportedChat, embedder, llm
             answer = answering.answer(item["question"])
             text = answer.text
             if item["answer_keywords"]:
-                result.keyword_hits.append(any(word in text.lower() for word in item["answer_keywords"]))
+                def holds_keyword(written: str) -> bool:
+                    return any(word in written.lower() for word in item["answer_keywords"])
+
+                result.keyword_hits.append(holds_keyword(text))
+                result.keyword_in_answers.append(holds_keyword(text) and not answer.declined)
+                result.keyword_before_check.append(holds_keyword(answer.raw_text))
             elif not item["gold_lines"]:
                 result.dont_know.append(_is_dont_know(text))
         if options.verbose:
+            declined = answering is not None and answer.declined
             print(f"{name:<18} {item['id']:<6} {item['kind']:<14} rank {first or '-':<3} q={query!r}"
-                  + (f" → {text!r}" if llm is not None else ""))
+                  + (f" → {text!r}" if llm is not None else "")
+                  + (f" (the model wrote {answer.raw_text!r})" if declined else ""))
     return result
 
 
@@ -385,7 +397,10 @@ def print_table(results: list[SetResult], header: str) -> None:
         seconds = result.import_seconds
         extra = ""
         if result.keyword_hits:
-            extra += f" · answers with a keyword {sum(result.keyword_hits)}/{len(result.keyword_hits)}"
+            extra += (f" · answers with a keyword {sum(result.keyword_hits)}/{len(result.keyword_hits)} (in the"
+                      f" model's own answer {sum(result.keyword_in_answers)}, in the closest message under a decline"
+                      f" {sum(result.keyword_hits) - sum(result.keyword_in_answers)}; the model's words before the"
+                      f" grounding check {sum(result.keyword_before_check)})")
         if result.dont_know:
             extra += f" · \"don't know\" on unanswerable {sum(result.dont_know)}/{len(result.dont_know)}"
         print(f"{result.name:<20} import {seconds:.1f} s: {result.messages} messages, {result.passages} passages, "
@@ -416,6 +431,12 @@ def print_summary(results: list[SetResult]) -> None:
               + f" · worst R@3 {worst:.2f} ({worst_name}) · mean evidence@1 {summary['evidence']:.2f}")
         print("pooled over the real chats: " + " · ".join(
             f"{kind} R@3 {share:.2f} (n={n})" for kind, (n, share) in summary["pooled"].items()))
+        real = [r for r in results if r.name in REAL_SETS and r.keyword_hits]
+        if real:
+            asked = sum(len(r.keyword_hits) for r in real)
+            print(f"answers over the real chats: a keyword in {sum(sum(r.keyword_hits) for r in real)}/{asked} of what"
+                  f" the person reads; in the model's own answer {sum(sum(r.keyword_in_answers) for r in real)}, before"
+                  f" the grounding check {sum(sum(r.keyword_before_check) for r in real)}")
         print("docs row: | " + " | ".join(f"{share:.2f}" for share in summary["per_set"].values())
               + f" | {mean[3]:.2f} | {worst:.2f} | {summary['evidence']:.2f} |  (" + " · ".join(summary["per_set"]) + ")")
     overall = [f"{r.name} {_share(r.recall['overall'][3]):.2f}" for r in results]

@@ -52,3 +52,25 @@ def test_any_file_in_the_format_is_accepted(tmp_path):
     ]))
     output = run_eval(questions, "--misses", str(tmp_path / "misses.jsonl"))
     assert row(output, "fact") == [1, 1.0, 1.0, 1.0, 1.0] and row(output, "overall")[0] == 1
+
+
+def test_answers_say_whether_the_keyword_was_in_the_models_words_or_the_closest_message(tmp_path):
+    questions = tmp_path / "mine.jsonl"
+    questions.write_text("\n".join(json.dumps(item) for item in [
+        {"id": "a", "question": "What was the key safe code?", "previous_question": None, "kind": "fact",
+         "gold_lines": [347], "answer_keywords": ["4418"]},
+        {"id": "b", "question": "Who has a pet parrot?", "previous_question": None, "kind": "unanswerable",
+         "gold_lines": [], "answer_keywords": []},
+    ]))
+    output = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "chat_eval.py"), str(questions), str(DEMO_CHAT), "--embedder",
+         "all-minilm-l6-v2-int8", "--read-again", "off", "--misses", str(tmp_path / "misses.jsonl"), "--verbose"],
+        capture_output=True, text=True, check=True, timeout=600).stdout
+    counts = re.search(r"answers with a keyword (\d)/1 \(in the model's own answer (\d), in the closest message under "
+                       r"a decline (\d); the model's words before the grounding check (\d)\)", output)
+    assert counts, output
+    shown, own, closest, before = map(int, counts.groups())
+    assert shown == own + closest and own <= before
+    # A declined answer's line says what the model wrote, so a reader can judge the check.
+    answer_line = next(line for line in output.splitlines() if re.match(r"\S+\s+a\s+fact", line))
+    assert ("I don't know" in answer_line) == ("(the model wrote " in answer_line), answer_line
