@@ -29,6 +29,18 @@ def row(output: str, kind: str) -> list[float]:
     return [float(value) for value in found.groups()]
 
 
+def write_two_questions(folder):
+    """A question file of one's own: an answerable question and an unanswerable one."""
+    questions = folder / "mine.jsonl"
+    questions.write_text("\n".join(json.dumps(item) for item in [
+        {"id": "a", "question": "What was the key safe code?", "previous_question": None, "kind": "fact",
+         "gold_lines": [347], "answer_keywords": ["4418"]},
+        {"id": "b", "question": "Who has a pet parrot?", "previous_question": None, "kind": "unanswerable",
+         "gold_lines": [], "answer_keywords": []},
+    ]))
+    return questions
+
+
 def test_minilm_recall_at_3_on_the_demo_questions(tmp_path):
     misses = tmp_path / "misses.jsonl"
     output = run_eval(DEMO_QUESTIONS, "--misses", str(misses))
@@ -43,25 +55,13 @@ def test_minilm_recall_at_3_on_the_demo_questions(tmp_path):
 
 
 def test_any_file_in_the_format_is_accepted(tmp_path):
-    questions = tmp_path / "mine.jsonl"
-    questions.write_text("\n".join(json.dumps(item) for item in [
-        {"id": "a", "question": "What was the key safe code?", "previous_question": None, "kind": "fact",
-         "gold_lines": [347], "answer_keywords": ["4418"]},
-        {"id": "b", "question": "Who has a pet parrot?", "previous_question": None, "kind": "unanswerable",
-         "gold_lines": [], "answer_keywords": []},
-    ]))
+    questions = write_two_questions(tmp_path)
     output = run_eval(questions, "--misses", str(tmp_path / "misses.jsonl"))
     assert row(output, "fact") == [1, 1.0, 1.0, 1.0, 1.0] and row(output, "overall")[0] == 1
 
 
 def test_answers_say_whether_the_keyword_was_in_the_models_words_or_the_closest_message(tmp_path):
-    questions = tmp_path / "mine.jsonl"
-    questions.write_text("\n".join(json.dumps(item) for item in [
-        {"id": "a", "question": "What was the key safe code?", "previous_question": None, "kind": "fact",
-         "gold_lines": [347], "answer_keywords": ["4418"]},
-        {"id": "b", "question": "Who has a pet parrot?", "previous_question": None, "kind": "unanswerable",
-         "gold_lines": [], "answer_keywords": []},
-    ]))
+    questions = write_two_questions(tmp_path)
     output = subprocess.run(
         [sys.executable, str(REPO / "bench" / "chat_eval.py"), str(questions), str(DEMO_CHAT), "--embedder",
          "all-minilm-l6-v2-int8", "--read-again", "off", "--misses", str(tmp_path / "misses.jsonl"), "--verbose"],
