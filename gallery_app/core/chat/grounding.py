@@ -21,7 +21,8 @@ import simplemma
 
 from gallery_app.core.chat.whatsapp import clean_text, header_prefix, is_placeholder
 
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
+#: A number, also where letters follow it ("4th", "10am", "8ribu": 8 thousand in Indonesian chats).
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?!\d)")
 _CAPITALISED = re.compile(r"\b[A-ZÀ-ÖØ-Þ][\w'’-]+")
 _WORD = re.compile(r"\w+", re.UNICODE)
 #: Capitalised words that are ordinary at the start of a clause or as pronouns.
@@ -171,7 +172,8 @@ def check_answer(answer: str, context: str, question: str, participants: Iterabl
     context_words = set(_WORD.findall(folded_context))
     result = GroundingCheck()
     for number in _NUMBER.findall(answer):
-        if not re.search(rf"(?<![\w.]){re.escape(number)}(?![\w])", context):
+        # The chat may write it with letters after it, as "4th of sept" supports "September 4".
+        if not re.search(rf"(?<![\w.]){re.escape(number)}(?!\d)", context):
             result.unsupported.append(number)
     for name in _CAPITALISED.findall(answer):
         word = _fold(name).strip("'’-")
