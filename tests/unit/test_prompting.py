@@ -119,21 +119,6 @@ def test_grounding_check(answer, question, grounded):
     assert check_answer(answer, context, question).grounded is grounded
 
 
-@pytest.mark.parametrize("answer,grounded", [
-    # A chat writes a number with letters after it (an ordinal, a unit, "8ribu": 8 thousand); the answer
-    # writes it alone. Before, "September 4" over "4th of sept" was declined as an invented number.
-    ("It closes on September 4.", True),
-    ("Sekitar 8 ribu.", True),
-    ("At 10 am.", True),
-    ("It closes on September 14.", False),  # a number the chat does not hold is still unsupported
-    ("It closes on the 14th.", False),  # nor is it supported for having letters after it in the answer
-    ("It closes on the 4th.", True),
-])
-def test_a_number_the_chat_writes_with_a_suffix_supports_the_same_number(answer, grounded):
-    context = "Kef: 4th of sept\nJo: it starts 10am sharp\nSMB: Sekitar 8ribu an"
-    assert check_answer(answer, context, "When does it close?").grounded is grounded
-
-
 @pytest.mark.timeout(20)
 @pytest.mark.parametrize("n_ctx,answer_tokens", [(10, 96), (512, 512), (120, 16)])
 def test_a_window_too_small_for_any_prompt_is_refused_not_looped(n_ctx, answer_tokens):

@@ -21,8 +21,7 @@ import simplemma
 
 from gallery_app.core.chat.whatsapp import clean_text, header_prefix, is_placeholder
 
-#: A number, also where letters follow it ("4th", "10am", "8ribu": 8 thousand in Indonesian chats).
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?!\d)")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
 _CAPITALISED = re.compile(r"\b[A-ZÀ-ÖØ-Þ][\w'’-]+")
 _WORD = re.compile(r"\w+", re.UNICODE)
 #: Capitalised words that are ordinary at the start of a clause or as pronouns.
@@ -172,8 +171,7 @@ def check_answer(answer: str, context: str, question: str, participants: Iterabl
     context_words = set(_WORD.findall(folded_context))
     result = GroundingCheck()
     for number in _NUMBER.findall(answer):
-        # The chat may write it with letters after it, as "4th of sept" supports "September 4".
-        if not re.search(rf"(?<![\w.]){re.escape(number)}(?!\d)", context):
+        if not re.search(rf"(?<![\w.]){re.escape(number)}(?![\w])", context):
             result.unsupported.append(number)
     for name in _CAPITALISED.findall(answer):
         word = _fold(name).strip("'’-")
