@@ -225,8 +225,9 @@ def evaluate(name: str, questions: list[dict], chat: ImportedChat, embedder, llm
                 def holds_keyword(written: str) -> bool:
                     return any(word in written.lower() for word in item["answer_keywords"])
 
-                result.keyword_hits.append(holds_keyword(text))
-                result.keyword_in_answers.append(holds_keyword(text) and not answer.declined)
+                shown = holds_keyword(text)
+                result.keyword_hits.append(shown)
+                result.keyword_in_answers.append(shown and not answer.declined)
                 result.keyword_before_check.append(holds_keyword(answer.raw_text))
             elif not item["gold_lines"]:
                 result.dont_know.append(_is_dont_know(text))

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 
 from gallery_app.core.resources import resources_dir
 
@@ -58,10 +59,6 @@ class Notice:
         if not self.texts:
             return "(the package ships no licence text" + (f"; see {self.home_page})" if self.home_page else ")")
         return "\n\n".join(f"--- {name} ---\n{text}" for name, text in self.texts)
-
-
-def _key(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _licence_name(meta: metadata.PackageMetadata) -> str:
@@ -110,10 +107,10 @@ def notice_of(distribution: metadata.Distribution, models: dict[str, list[str]] 
     """The notice of one installed package; ``models``: the models each model package carries, by package."""
     meta = distribution.metadata
     texts = _licence_texts(distribution)
-    credit = _DATA_CREDITS.get(_key(meta["Name"]))
+    credit = _DATA_CREDITS.get(canonicalize_name(meta["Name"]))
     if credit:
         texts.append(("data", credit))
-    carried = (models or {}).get(_key(meta["Name"]))
+    carried = (models or {}).get(canonicalize_name(meta["Name"]))
     if carried:  # the package's licence covers its packaging; the weights keep their own terms
         texts.append(("model", "Carries the model weights of " + "; ".join(carried) + "."))
     return Notice(meta["Name"], distribution.version, _licence_name(meta), _home_page(meta), tuple(texts))
@@ -133,8 +130,8 @@ def _model_packages() -> dict[str, list[str]]:
             names.add(spec.conversion.source.distribution)
         for name in names:
             described = f"{spec.name} (licence: {spec.licence})"
-            if described not in carried.setdefault(_key(name), []):
-                carried[_key(name)].append(described)
+            if described not in carried.setdefault(canonicalize_name(name), []):
+                carried[canonicalize_name(name)].append(described)
     return carried
 
 
@@ -160,23 +157,23 @@ def installed_notices(leave_out_modules: Iterable[str] = (), model_packages: Ite
     modules_of: dict[str, set[str]] = {}
     for module, owners in metadata.packages_distributions().items():
         for owner in owners:
-            modules_of.setdefault(_key(owner), set()).add(module)
+            modules_of.setdefault(canonicalize_name(owner), set()).add(module)
 
     models = _model_packages()
     if model_packages is not None:
-        shipped = {_key(name) for name in model_packages}
+        shipped = {canonicalize_name(name) for name in model_packages}
         models = {key: carried for key, carried in models.items() if key in shipped}
     found: dict[str, metadata.Distribution] = {}
     waiting = [APP_DISTRIBUTION, *sorted(models)]
     while waiting:
         name = waiting.pop()
-        if _key(name) in found:
+        if canonicalize_name(name) in found:
             continue
         try:
             distribution = metadata.distribution(name)
         except metadata.PackageNotFoundError:
             continue  # an optional model package that is not installed, or a platform's own package
-        found[_key(name)] = distribution
+        found[canonicalize_name(name)] = distribution
         waiting.extend(_requirements(distribution))
 
     notices = []
@@ -212,7 +209,12 @@ def _read_bundled(path: Path) -> list[Notice]:
                    tuple((name, text) for name, text in row["texts"])) for row in rows]
 
 
+def bundled_notices_path() -> Path:
+    """Where ``make package`` writes the list into a bundle (absent in a checkout)."""
+    return resources_dir() / BUNDLED_NOTICES
+
+
 def third_party_notices() -> list[Notice]:
     """The bundle's written notices when there are some, else the installed packages' own."""
-    bundled = resources_dir() / BUNDLED_NOTICES
+    bundled = bundled_notices_path()
     return _read_bundled(bundled) if bundled.is_file() else installed_notices()

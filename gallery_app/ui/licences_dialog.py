@@ -104,7 +104,8 @@ class LicencesDialog(QDialog):
 
     def _show_current(self, item: QListWidgetItem | None, _previous=None) -> None:
         if item is None:
-            self.heading.setText("No package matches the filter." if self.notices else self.heading.text())
+            if self.notices:  # with none at all, the heading already says why
+                self.heading.setText("No package matches the filter.")
             self.text.clear()
             return
         notice: Notice = item.data(Qt.ItemDataRole.UserRole)

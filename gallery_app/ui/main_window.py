@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, QUrl, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QTabWidget
+from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow, QMessageBox, QTabWidget, QWidget
 
 from gallery_app import __version__
 from gallery_app.core import paths
@@ -256,9 +256,7 @@ class MainWindow(QMainWindow):
         """Help → Models…; ``focus``: the role whose row is brought into view with its Download button focused."""
         if self.models_dialog is None:
             self.models_dialog = ModelsDialog(self.services, self)
-        self.models_dialog.show()
-        self.models_dialog.raise_()
-        self.models_dialog.activateWindow()
+        _bring_to_front(self.models_dialog)
         self.models_dialog.focus_on(focus)
         self.models_dialog.refresh()
         return self.models_dialog
@@ -275,9 +273,7 @@ class MainWindow(QMainWindow):
         """Help → Third-party licences…: one dialog, brought to the front when it is already open."""
         if self.licences_dialog is None:
             self.licences_dialog = LicencesDialog(self.services, self)
-        self.licences_dialog.show()
-        self.licences_dialog.raise_()
-        self.licences_dialog.activateWindow()
+        _bring_to_front(self.licences_dialog)
         return self.licences_dialog
 
     def show_about(self) -> None:
@@ -309,3 +305,10 @@ class MainWindow(QMainWindow):
         else:  # a job that cannot stop mid-step still holds its model; it is freed when the job ends
             self.services.release_models()
         super().closeEvent(event)
+
+
+def _bring_to_front(dialog: QWidget) -> None:
+    """Shows a dialog the window keeps (opened once, reused), above the window and with the focus."""
+    dialog.show()
+    dialog.raise_()
+    dialog.activateWindow()

@@ -158,12 +158,11 @@ def _origin(services, role) -> str:
 
 def _licences_part() -> tuple[str, str]:
     """Help → Third-party licences… has its list: in a bundle, the one ``make package`` wrote into it."""
-    from gallery_app.core.licences import BUNDLED_NOTICES, third_party_notices
-    from gallery_app.core.resources import resources_dir
+    from gallery_app.core.licences import bundled_notices_path, third_party_notices
 
-    written = (resources_dir() / BUNDLED_NOTICES).is_file()
+    written = bundled_notices_path().is_file()
     if getattr(sys, "frozen", False) and not written:
-        return "FAIL", f"the bundle carries no third-party licences ({resources_dir() / BUNDLED_NOTICES} is missing)"
+        return "FAIL", f"the bundle carries no third-party licences ({bundled_notices_path()} is missing)"
     notices = third_party_notices()
     if not notices:
         return "FAIL", "no third-party licences could be listed"
