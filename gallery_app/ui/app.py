@@ -84,9 +84,14 @@ def start_window(services, *, ask: bool = True):
         if ask:
             store_failure_box(failure).exec()
         return None
+    # Listening before the window is built: its panes start jobs as they are made, and a job that meets the
+    # damage before a listener exists would report it to no one. The report is queued to this thread, so
+    # it runs after the window below exists and has become the dialog's parent.
+    alarm = _StoreAlarm()
+    services.store_failed.connect(alarm.report)
     window = MainWindow(services)
-    window.store_alarm = _StoreAlarm(window)
-    services.store_failed.connect(window.store_alarm.report)
+    alarm.setParent(window)
+    window.store_alarm = alarm
     return window
 
 

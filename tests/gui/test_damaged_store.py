@@ -13,7 +13,7 @@ from gallery_app.core.chat.importer import import_chat
 from gallery_app.core.errors import StoreDamaged
 from gallery_app.core.store import open_store
 from gallery_app.ui import app
-from gallery_app.ui.main_window import MODELS_OFFERED_KEY
+from gallery_app.ui.main_window import MODELS_OFFERED_KEY, MainWindow
 from gallery_app.ui.services import Services
 from tests.chat_helpers import DEMO_CHAT, HashEmbedder
 from tests.store_damage import fingerprint, garble_table, truncate
@@ -36,6 +36,12 @@ def store_boxes() -> list[QMessageBox]:
     """The store dialogs on screen (a dialog is a top-level window, with a parent or not)."""
     return [w for w in QApplication.topLevelWidgets()
             if isinstance(w, QMessageBox) and w.windowTitle() == TITLE and w.isVisible()]
+
+
+def close_store_boxes() -> None:
+    """A test's dialog closed, so that the next test counts only its own."""
+    for box in store_boxes():
+        box.done(0)
 
 
 def test_the_window_does_not_open_on_a_truncated_database_and_says_why(data, qtbot):
@@ -90,8 +96,31 @@ def test_a_damaged_page_met_by_a_job_is_reported_once_in_a_dialog(data, qtbot):
         qtbot.wait(100)
         assert len(store_boxes()) == 1  # once is enough
     finally:
+        close_store_boxes()
         window.close()
     assert fingerprint(data) == before
+
+
+def test_damage_met_while_the_window_is_still_being_built_is_reported(data, qtbot, monkeypatch):
+    """Before: the chat list's job met the damage before the window had finished building and was listening:
+    no dialog (CI, one run in many, on a busy machine). Here the window's last step waits for the jobs."""
+    garble_table(data / paths.DATABASE_FILENAME, "messages")
+    services = Services()
+    check_models = MainWindow.check_models
+
+    def slow_last_step(window):
+        services.workers.pool.waitForDone(30_000)  # the chat list's job has met the damage and said so
+        check_models(window)
+
+    monkeypatch.setattr(MainWindow, "check_models", slow_last_step)
+    window = app.start_window(services)
+    assert window is not None
+    qtbot.addWidget(window)
+    try:
+        qtbot.waitUntil(lambda: [box.parent() for box in store_boxes()] == [window], timeout=30_000)
+    finally:
+        close_store_boxes()
+        window.close()
 
 
 def test_a_job_meeting_a_damaged_page_gets_the_store_error_a_person_can_read(data, qtbot):
