@@ -44,6 +44,12 @@ def test_without_markers_the_passages_sharing_the_answers_words_are_cited_else_t
     assert citations("Maya had the room.", ["Maya: hi", "Maya: the room", "Maya: ok"]) == [2]
 
 
+def test_an_answer_in_another_script_cites_the_passage_holding_its_words():
+    """Before: words outside Latin script were folded away, so a Russian answer always cited the top passage."""
+    passages = ["Маша: увидимся на вокзале", "Даниил: я оплатил номер своей картой"]
+    assert citations("Даниил оплатил номер картой.", passages) == [2]
+
+
 def test_a_cited_passage_that_does_not_hold_the_answers_words_gives_way_to_the_one_that_does():
     # Seen in the window: "Daniel ended up paying for the hotel [6]", [6] a phone-battery conversation.
     passages = ["Daniel: I put the hotel on my card", "Maya: see you", "Gill: my phone battery died again"]

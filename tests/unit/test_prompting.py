@@ -119,6 +119,21 @@ def test_grounding_check(answer, question, grounded):
     assert check_answer(answer, context, question).grounded is grounded
 
 
+@pytest.mark.parametrize("answer,question,grounded", [
+    ("Оплатил Даниил.", "Кто оплатил номер?", True),
+    ("Оплатил Игорь.", "Кто оплатил номер?", False),  # a name nowhere in the context, in Cyrillic
+    ("Номер оплатил.", "Кто оплатил номер?", False),   # only repeats the question
+    ("Η Μαρια.", "Ποιος πλήρωσε;", True),                # Greek accents folded as Latin ones are
+    ("Ο Νίκος.", "Ποιος πλήρωσε;", False),
+    ("Daniel’s card paid.", "Who paid?", True),          # a typographic apostrophe is not part of the name
+])
+def test_grounding_in_other_scripts(answer, question, grounded):
+    """Before: every letter outside Latin script was folded away, so an invented Cyrillic or Greek name
+    passed the check, and an answer that restated a Russian question was taken for an answer."""
+    context = "Даниил: Я оплатил номер своей картой\nΜαρία: Πλήρωσα εγώ\nDaniel: It came to £340"
+    assert check_answer(answer, context, question).grounded is grounded
+
+
 @pytest.mark.timeout(20)
 @pytest.mark.parametrize("n_ctx,answer_tokens", [(10, 96), (512, 512), (120, 16)])
 def test_a_window_too_small_for_any_prompt_is_refused_not_looped(n_ctx, answer_tokens):

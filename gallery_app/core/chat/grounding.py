@@ -22,7 +22,8 @@ import simplemma
 from gallery_app.core.chat.whatsapp import clean_text, header_prefix, is_placeholder
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
-_CAPITALISED = re.compile(r"\b[A-ZÀ-ÖØ-Þ][\w'’-]+")
+#: A word and what clings to it ("Daniel’s", "Jean-Luc"); a capitalised one is a name to check, in any script.
+_NAME_LIKE = re.compile(r"\b[^\W\d_][\w'’-]+")
 _WORD = re.compile(r"\w+", re.UNICODE)
 #: Capitalised words that are ordinary at the start of a clause or as pronouns.
 _ORDINARY = {
@@ -60,7 +61,13 @@ _HEADER_CHARS = 32
 
 
 def _fold(text: str) -> str:
-    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    """``text`` in lower case without accents, in every script ("Μαρία" and "μαρια" alike, "Ærø" kept)."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
+
+
+def _capitalised(text: str) -> list[str]:
+    return [word for word in _NAME_LIKE.findall(text) if word[0].isupper()]
 
 
 def content_words(text: str) -> set[str]:
@@ -173,14 +180,13 @@ def check_answer(answer: str, context: str, question: str, participants: Iterabl
     for number in _NUMBER.findall(answer):
         if not re.search(rf"(?<![\w.]){re.escape(number)}(?![\w])", context):
             result.unsupported.append(number)
-    for name in _CAPITALISED.findall(answer):
-        word = _fold(name).strip("'’-")
-        if word and word not in _ORDINARY and word.split("'")[0] not in context_words:
+    for name in _capitalised(answer):
+        word = re.split(r"['’]", _fold(name).strip("'’-"))[0]  # "Daniel's" is Daniel's
+        if word and word not in _ORDINARY and word not in context_words:
             result.unsupported.append(name)
     answer_words = _lemmas(content_words(answer))
     question_words = _lemmas(_WORD.findall(_fold(question)))
     result.echoes_question = bool(answer_words) and answer_words <= question_words
-    # Folding drops letters outside Latin script, so an answer in Hindi or Chinese is judged unfolded here.
-    result.says_nothing = not any(word not in _FILLER for word in _WORD.findall(answer.casefold()))
+    result.says_nothing = not any(word not in _FILLER for word in _WORD.findall(_fold(answer)))
     result.chat_log = bool(continues_chat_log(answer, participants))
     return result
