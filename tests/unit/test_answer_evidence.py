@@ -13,6 +13,7 @@ from gallery_app.core.chat.events import UNSUPPORTED, Answer, AnswerPiece, Match
 from gallery_app.core.chat.evidence import closest_message, passage_lines
 from gallery_app.core.chat.importer import import_chat
 from gallery_app.core.chat.messages import MessageKind
+from gallery_app.core.chat.prompting import passage_heading
 from gallery_app.core.chat.repository import StoredMessage
 from gallery_app.core.chat.session import ChatSession
 from tests.chat_helpers import HashEmbedder, ScriptedLLM
@@ -130,6 +131,15 @@ def test_a_chat_log_continuation_becomes_the_decline_and_the_closest_message(cha
     assert not streamed  # none of it reached the person, not even while it was being written
     assert answer.grounding.chat_log
     assert session.conversation.turns[-1].answer == UNSUPPORTED
+
+
+def test_a_passage_heading_given_as_the_answer_becomes_the_decline_and_the_closest_message(chat_store):
+    """Before: "The passage you used is: [1] Weekend away, 2024-06-10" (SmolLM2 on the demo chat) was the answer."""
+    *_, first = _ask(chat_store, ["I don't know."])
+    heading = passage_heading(first.prompt.matches[0])
+    _session, _streamed, answer = _ask(chat_store, ["The passage you used is:\n", f"[1] {heading}"])
+    assert answer.declined and answer.grounding.says_nothing
+    assert answer.text.startswith(UNSUPPORTED) and "Closest message: Daniel, 04 Jun 2024" in answer.text
 
 
 def test_the_models_own_dont_know_also_gets_the_closest_message(chat_store):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gallery_app.core.chat.citations import strip_markers
 from gallery_app.core.chat.grounding import check_answer
 from gallery_app.core.chat.prompting import (
     MIN_ANSWER_TOKENS, MIN_PROMPT_TOKENS, SYSTEM_PROMPT, Conversation, PromptBuilder, PromptTooLong, budget_problem,
@@ -117,6 +118,32 @@ def test_base_models_get_a_completion_prompt_with_examples():
 def test_grounding_check(answer, question, grounded):
     context = "Daniel: I put the room on my card\nMaya: It came to £340 for the two nights"
     assert check_answer(answer, context, question).grounded is grounded
+
+
+@pytest.mark.parametrize("answer", [
+    # SmolLM2 on the demo chat and a real one: a lead-in, then the heading of a passage it was given.
+    "The passage you used is:\n[1] Weekend away, 2024-06-10",
+    "The answer to this question is:\n[1] Weekend away, 2024-06-10",
+    "The context for the question is: [2] spanish_students, 2021-03-18",
+    "weekend away, 2024-06-10.",
+    "Here is what they said:",  # announces an answer and stops
+])
+def test_a_passage_heading_or_an_announcement_is_not_an_answer(answer):
+    """Before: "The passage you used is: [1] Weekend away, 2024-06-10" was shown as the answer."""
+    headings = ["Weekend away, 2024-06-10", "spanish_students, 2021-03-18"]
+    context = "[1] Weekend away, 2024-06-10\nDaniel: I put the room on my card\n\n[2] spanish_students, 2021-03-18\nLean: dale"
+    check = check_answer(strip_markers(answer), strip_markers(context), "When did Maya pay?", headings=headings)
+    assert check.says_nothing and not check.grounded
+
+
+@pytest.mark.parametrize("answer", [
+    "On 2024-06-10, in Weekend away.",   # the heading's date is the answer to a "when"
+    "Daniel paid: £340 for the room.",  # a colon inside an answer
+])
+def test_an_answer_that_uses_a_heading_or_a_colon_still_stands(answer):
+    headings = ["Weekend away, 2024-06-10"]
+    context = "[1] Weekend away, 2024-06-10\nDaniel: I put the room on my card, it came to £340"
+    assert check_answer(strip_markers(answer), strip_markers(context), "When did Maya pay?", headings=headings).grounded
 
 
 @pytest.mark.parametrize("answer,question,grounded", [

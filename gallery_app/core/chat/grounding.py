@@ -173,7 +173,11 @@ class GroundingCheck:
         return not (self.unsupported or self.echoes_question or self.says_nothing or self.chat_log)
 
 
-def check_answer(answer: str, context: str, question: str, participants: Iterable[str] = ()) -> GroundingCheck:
+def check_answer(answer: str, context: str, question: str, participants: Iterable[str] = (),
+                 headings: Iterable[str] = ()) -> GroundingCheck:
+    """How ``answer`` stands against the ``context`` it was given. ``headings`` are the context's passage
+    headings ("Weekend away, 2024-06-10"): an answer that is only one of them, or only a lead-in to one
+    ("The passage you used is: …"), says nothing."""
     folded_context = _fold(context)
     context_words = set(_WORD.findall(folded_context))
     result = GroundingCheck()
@@ -187,6 +191,15 @@ def check_answer(answer: str, context: str, question: str, participants: Iterabl
     answer_words = _lemmas(content_words(answer))
     question_words = _lemmas(_WORD.findall(_fold(question)))
     result.echoes_question = bool(answer_words) and answer_words <= question_words
-    result.says_nothing = not any(word not in _FILLER for word in _WORD.findall(_fold(answer)))
+    result.says_nothing = _says_nothing(answer, headings)
     result.chat_log = bool(continues_chat_log(answer, participants))
     return result
+
+
+def _says_nothing(answer: str, headings: Iterable[str]) -> bool:
+    """Only filler ("The answer is:"), a passage's heading, or a lead-in that announces what never comes."""
+    for heading in headings:
+        answer = re.sub(re.escape(heading), " ", answer, flags=re.IGNORECASE)
+    if answer.rstrip().endswith(":"):  # "Here is what they said:" and then the answer ended
+        return True
+    return not any(word not in _FILLER for word in _WORD.findall(_fold(answer)))

@@ -139,9 +139,14 @@ def passage_body(match: Match, *, excerpts: bool = False) -> str:
     return match.excerpt if excerpts and match.excerpt else match.text
 
 
+def passage_heading(match: Match) -> str:
+    """What the context heads a passage with, after its number: its chat and day."""
+    return f"{match.chat_title}, {match.day}"
+
+
 def format_context(matches: Sequence[Match], *, excerpts: bool = False) -> str:
     """The passages, each headed by its number (what answers cite), chat and day."""
-    return "\n\n".join(f"{marker(number)} {match.chat_title}, {match.day}\n{passage_body(match, excerpts=excerpts)}"
+    return "\n\n".join(f"{marker(number)} {passage_heading(match)}\n{passage_body(match, excerpts=excerpts)}"
                         for number, match in enumerate(matches, start=1))
 
 

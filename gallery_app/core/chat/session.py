@@ -24,6 +24,7 @@ from gallery_app.core.chat.follow_ups import is_follow_up
 from gallery_app.core.chat.grounding import check_answer, continues_chat_log
 from gallery_app.core.chat.prompting import (
     DONT_KNOW, Conversation, InstructionsStrategy, Prompt, PromptBuilder, PromptStrategy, check_budget, passage_body,
+    passage_heading,
 )
 from gallery_app.core.chat.repository import chat_participants
 from gallery_app.core.chat.retrieval import ChatRetriever, Match, Retrieval
@@ -204,7 +205,9 @@ class ChatSession:
                 participants: Sequence[str]) -> Answer:
         """The answer to show: the model's, with its citations, or a plain decline and the closest message."""
         # Passage numbers are not evidence: "[2]" in the context must not make "2 nights" supported.
-        grounding = check_answer(strip_markers(raw), strip_markers(prompt.context), question, participants)
+        headings = [passage_heading(match) for match in prompt.matches]
+        grounding = check_answer(strip_markers(raw), strip_markers(prompt.context), question, participants,
+                                 headings)
         if grounding.grounded and strip_markers(raw).strip() and DONT_KNOW.lower() not in raw.lower():
             read = [passage_body(m, excerpts=self.prompts.excerpts) for m in prompt.matches]
             return Answer(question, query, retrieval, prompt, raw, raw, grounding, citations(raw, read))
