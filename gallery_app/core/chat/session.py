@@ -206,9 +206,10 @@ class ChatSession:
         """The answer to show: the model's, with its citations, or a plain decline and the closest message."""
         # Passage numbers are not evidence: "[2]" in the context must not make "2 nights" supported.
         headings = [passage_heading(match) for match in prompt.matches]
+        # An empty answer says nothing, so "grounded" also means the model wrote something.
         grounding = check_answer(strip_markers(raw), strip_markers(prompt.context), question, participants,
                                  headings)
-        if grounding.grounded and strip_markers(raw).strip() and DONT_KNOW.lower() not in raw.lower():
+        if grounding.grounded and DONT_KNOW.lower() not in raw.lower():
             read = [passage_body(m, excerpts=self.prompts.excerpts) for m in prompt.matches]
             return Answer(question, query, retrieval, prompt, raw, raw, grounding, citations(raw, read))
         top = retrieval.matches[0]
