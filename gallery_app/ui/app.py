@@ -64,7 +64,7 @@ def store_failure_box(error, parent=None):
                       QMessageBox.StandardButton.Close, parent)
     box.setTextFormat(Qt.TextFormat.PlainText)  # a path is data, never markup
     if error.hint:
-        box.setInformativeText(Qt.convertFromPlainText(error.hint, Qt.WhiteSpaceMode.WhiteSpaceNormal))
+        box.setInformativeText(error.hint)  # plain text too (the box's format): markup would show as written
     folder = box.addButton("Open data folder", QMessageBox.ButtonRole.ActionRole)
     folder.clicked.connect(
         lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(paths.data_dir(create=False)))))

@@ -73,6 +73,7 @@ def test_the_window_does_not_open_on_a_truncated_database_and_says_why(data, qtb
     text, hint = seen[0]
     assert text.startswith(f"The database {db} is damaged") and "Nothing was changed" in text
     assert "Restore it from a backup" in hint and "GALLERY_APP_DATA_DIR=" in hint
+    assert hint.startswith("Restore it") and "<p>" not in hint  # before: "<p>Restore it …</p>" on screen
     assert fingerprint(data) == before
 
 
