@@ -7,7 +7,7 @@ from datetime import datetime
 import pytest
 
 from gallery_app.core.chat.ask_options import AskOptions
-from gallery_app.core.chat.chunking import carries_words, is_score_line
+from gallery_app.core.chat.chunking import carries_words, is_question, is_score_line
 from gallery_app.core.chat.citations import citations, cited_numbers, strip_markers
 from gallery_app.core.chat.events import UNSUPPORTED, Answer, AnswerPiece, MatchesFound
 from gallery_app.core.chat.evidence import closest_message, passage_lines
@@ -68,6 +68,13 @@ def test_game_scores_grids_reactions_and_placeholders_are_never_the_answer():
         assert not carries_words(text), text
     for text in ["Klopt", "Jacuzzi's", "Wordle 219 6/6\nwas lastig vandaag", "https://jamb.gov.ng/register"]:
         assert carries_words(text), text
+
+
+def test_a_message_that_ends_by_asking_is_a_question_whatever_follows_its_mark():
+    for text in ["how much?", "Had jij hem in 1? 😂", "Really?!", "apa ya kak?🙏", "¿Cuánto es？", "?"]:
+        assert is_question(text), text
+    for text in ["Klopt", "ok :)", "is it 5? no, 6", "https://example.org/form?id=3", "😂", ""]:
+        assert not is_question(text), text
 
 
 # --- which lines are the best window ---------------------------------------------------------------

@@ -171,12 +171,15 @@ def test_min_score_keeps_only_passages_at_least_that_similar(library):
     assert nothing.matches == [] and nothing.describe() == "No passages found." and nothing.unindexed == 0
 
 
-def test_the_answering_message_is_named_not_the_question_asked_in_the_chat(store, tmp_path):
+# How people end a question in a chat: an emoji or a second mark after it ("Had jij hem in 1? 😂" was
+# highlighted as the answer on dutch_friends), a full-width mark.
+@pytest.mark.parametrize("ending", ["?", "? 😂", "?!", "??🙏", "\uff1f"])
+def test_the_answering_message_is_named_not_the_question_asked_in_the_chat(store, tmp_path, ending):
     """The message asked in the chat is nearest to the question; the reply after it is what answers."""
     from gallery_app.core.chat.evidence import closest_message
 
     export = write_chat(tmp_path / "helpdesk", [
-        "1/18/18, 12:12 - Anggi: Is the campus dormitory free for scholarship students?",
+        f"1/18/18, 12:12 - Anggi: Is the campus dormitory free for scholarship students{ending}",
         "1/18/18, 12:14 - SMB Telkom: The dormitory is free for scholarship students",
         "1/18/18, 12:16 - Anggi: Thank you very much",
         "1/18/18, 12:17 - SMB Telkom: You are welcome",

@@ -274,6 +274,17 @@ def carries_words(text: str) -> bool:
     return bool(said)
 
 
+#: What may follow a question's mark at a message's end: spaces, more marks, emoji ("Had jij hem in 1? 😂").
+_AFTER_LAST_WORD = re.compile(r"[\W_]*\Z", re.UNICODE)
+
+
+def is_question(text: str) -> bool:
+    """Whether a message ends by asking ("how much?", "Really?!", "apa ya kak?🙏", "¿Cuánto？"), so that
+    it is not taken for the reply that answers."""
+    tail = _AFTER_LAST_WORD.search(text).group()
+    return "?" in tail or "\uff1f" in tail
+
+
 def lead_in_text(lines: Sequence[str], sender: str) -> str:
     """A message's ``Name: text`` lines as a window's lead-in: at most about LEAD_IN_CHARS, from its end
     (where its question is); a line cut short keeps who wrote it ("Ana: …the dormitory free?")."""

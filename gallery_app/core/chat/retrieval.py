@@ -28,7 +28,7 @@ import apsw
 import numpy as np
 
 from gallery_app.core.chat.ask_options import AskOptions
-from gallery_app.core.chat.chunking import DEFAULT_MESSAGE_WINDOW_WORDS, carries_words, passage_lines
+from gallery_app.core.chat.chunking import DEFAULT_MESSAGE_WINDOW_WORDS, carries_words, is_question, passage_lines
 from gallery_app.core.chat.language import guess_language
 from gallery_app.core.chat.question_dates import DaySpan, spans_in_question
 from gallery_app.core.chat.repository import (
@@ -469,7 +469,7 @@ class ChatRetriever:
         chosen: list[int | None] = []
         for window in candidates:
             scored = [(next(similarity), m) for m in window]
-            answers = [pair for pair in scored if not pair[1].text.rstrip().endswith("?")] or scored
+            answers = [pair for pair in scored if not is_question(pair[1].text)] or scored
             chosen.append(max(answers, key=lambda pair: pair[0])[1].id if answers else None)
         return chosen
 
