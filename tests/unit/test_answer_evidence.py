@@ -64,9 +64,12 @@ def test_game_scores_grids_reactions_and_placeholders_are_never_the_answer():
     assert is_score_line("Woordle 218 3/6") and is_score_line("#Heardle #123") and is_score_line("Primel 22 X/6")
     assert not is_score_line("I paid 3/4 of the room") and not is_score_line("We meet at 10/12 in the hall room")
     for text in ["Wordle 219 6/6\n⬛🟨⬛⬛⬛\n🟩🟩🟩🟩🟩", "😂😂", "<Media omitted>", "This message was deleted",
-                 "Letterle 26/26\n⬜\n⬜\n https://edjefferson.com/letterle/"]:
+                 "Letterle 26/26\n⬜\n⬜\n https://edjefferson.com/letterle/",
+                 # highlighted as the answer on dutch_friends before:
+                 "#Worldle #42 6/6 (100%) 🙈\n🟩🟩🟩⬛⬛➡️\n🟩🟩🟩🟩🟩🎉"]:
         assert not carries_words(text), text
-    for text in ["Klopt", "Jacuzzi's", "Wordle 219 6/6\nwas lastig vandaag", "https://jamb.gov.ng/register"]:
+    for text in ["Klopt", "Jacuzzi's", "Wordle 219 6/6\nwas lastig vandaag", "https://jamb.gov.ng/register",
+                 "100% agree 👍"]:
         assert carries_words(text), text
 
 

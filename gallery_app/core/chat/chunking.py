@@ -253,12 +253,18 @@ _SCORE_TOKEN = re.compile(r"[\dXx]{1,2}/\d{1,2}\*?|#\d[\d,.]*")
 _LINK_ONLY = re.compile(r"(?:https?://|www\.)\S+")
 
 
+#: A share that also gives a percentage: "#Worldle #42 6/6 (100%)".
+_SCORE_SHARE = re.compile(r"\(?\d{1,3}(?:[.,]\d+)?%\)?")
+
+
 def is_score_line(text: str) -> bool:
     """A line that is only a game's name, round and score (its grid of squares is noise): it answers nothing."""
-    tokens = text.split()
+    # An emoji after the score ("6/6 (100%) 🙈") says nothing either.
+    tokens = [token for token in text.split() if any(character.isalnum() for character in token)]
     if not tokens or len(tokens) > 5 or not any(_SCORE_TOKEN.fullmatch(token) for token in tokens):
         return False
-    words = [t for t in tokens if not _SCORE_TOKEN.fullmatch(t) and not t.replace(",", "").replace(".", "").isdigit()]
+    words = [t for t in tokens if not _SCORE_TOKEN.fullmatch(t) and not _SCORE_SHARE.fullmatch(t)
+             and not t.replace(",", "").replace(".", "").isdigit()]
     return len(words) <= 2 and all(len(word) <= 20 for word in words)
 
 
