@@ -186,6 +186,23 @@ def test_the_lead_in_comes_from_the_same_pasted_conversation_and_is_cut_to_its_e
     assert lead.startswith("A: …word ")  # cut short, it still says who wrote it
 
 
+def test_a_question_written_as_several_messages_leads_in_whole():
+    # The helpdesk: an applicant asks in three messages; the desk's reply answers the first of them.
+    asked = ["Biaya semester jurusan SI kak", "Oh gak langsung bayar ya kak?", "Pendaftaran reguler kapan kak?"]
+    items = [ChunkInput(1, datetime(2018, 2, 10, 11, 29), "Desk", "Nanti ada tahap pembayaran nya dek")]
+    items += [ChunkInput(1 + n, datetime(2018, 2, 10, 11, 30 + n), "+62 821", text) for n, text in enumerate(asked, 1)]
+    items += [ChunkInput(5 + n, datetime(2018, 2, 10, 11, 44 + n), "Desk", text) for n, text in
+              enumerate(["Bpp untuk s1 SI 7,5 juta dek", "Tidak dek, 3 tahap", "UTG1 terakhir hari ini", "Sama sama"])]
+    (chunk,) = chunk_messages(items, count_words, max_tokens=400)
+    reply = dict((ids[0], text) for ids, text in chunk.windows(ChunkingConfig()))[5]
+    assert reply.split("\n")[:4] == [f"+62 821: {text}" for text in asked] + ["Desk: Bpp untuk s1 SI 7,5 juta dek"]
+    # A reply that opens the next day is led in by the whole question too, from the passage before.
+    next_day = items[:4] + [ChunkInput(m.id, m.timestamp.replace(day=11), m.sender, m.text) for m in items[4:]]
+    _asked, opening = chunk_messages(next_day, count_words, max_tokens=400)
+    assert opening.message_ids[0] == 5
+    assert opening.windows(ChunkingConfig())[0][1].split("\n")[:4] == reply.split("\n")[:4]
+
+
 def test_a_window_is_not_led_in_by_its_own_senders_message():
     # Maya's "the cottage came to 340" would make the next day's window a second home for her own answer.
     items = [ChunkInput(1, datetime(2024, 6, 4, 9, 40), "Maya", "Thanks! The cottage came to 340 for two nights"),

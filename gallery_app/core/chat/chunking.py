@@ -26,6 +26,9 @@ DEFAULT_MESSAGE_WINDOW_WORDS = 40
 DEFAULT_SENTENCE_WINDOW_CHARS = 280
 #: At most this much of the message before a window is read with it (the end of a long one: its question).
 LEAD_IN_CHARS = 140
+#: How many of the other person's messages just before a window lead into it: a question is often
+#: written as several short messages, and the reply answers all of them (within LEAD_IN_CHARS).
+LEAD_IN_TURN_MESSAGES = 8
 _SENTENCE_END = re.compile(r"(?<=[.!?…。！？])\s+|\n+")
 _WORDS = re.compile(r"\w+", re.UNICODE)
 
@@ -116,14 +119,19 @@ class Chunk:
         return windows
 
     def _lead_in_before(self, first: int, ids: list[int], lines: list[tuple[str, int | None]]) -> str:
-        """The message before a window's first one, as the window's context (its tail, if it is long), when
-        another person wrote it: a reply is read with what it replies to, while a message of the same
+        """The messages before a window's first one, as the window's context (their tail, if long), when
+        another person wrote them (their last turn, up to LEAD_IN_TURN_MESSAGES messages): a reply is read with what it replies to, while a message of the same
         sender's would only make the window a second home for what its own window already says."""
         position = ids.index(first)
         if position:
             # Its lines are the passage's, before the window's: together they fit wherever the passage does.
             before_sender = self.message_senders.get(ids[position - 1], "")
-            text = lead_in_text([line for line, owner in lines if owner == ids[position - 1]], before_sender)
+            turn = position - 1
+            while (turn > 0 and position - turn < LEAD_IN_TURN_MESSAGES
+                   and self.message_senders.get(ids[turn - 1], "") == before_sender):
+                turn -= 1
+            wanted = set(ids[turn:position])
+            text = lead_in_text([line for line, owner in lines if owner in wanted], before_sender)
         elif self.lead_in is not None:
             before_sender, text = self.lead_in
         else:
@@ -455,22 +463,31 @@ def chunk_messages(messages: Iterable[ChunkInput], count_tokens: Callable[[str],
     if budget <= counter.overhead + 16:
         raise ValueError(f"A passage budget of {budget} tokens leaves no room for text.")
     chunks: list[Chunk] = []
-    #: Per conversation, its last message so far: the lead-in of the passage that comes next in it.
-    last_of: dict[int, ChunkInput] = {message.conversation: message for message in before}
+    #: Per conversation, its last turn so far (one sender's last messages): the lead-in of its next passage.
+    last_of: dict[int, list[ChunkInput]] = {message.conversation: [message] for message in before}
     for (day, conversation), group in groupby(messages, key=lambda m: (m.timestamp.date(), m.conversation)):
         for draft in _day_drafts(list(group), budget, counter, config):
             for chunk in _finish(draft, day, counter, max_tokens):
                 previous = last_of.get(conversation)
-                if config.lead_in and previous is not None:
-                    text = lead_in_text([line for line in message_lines(previous.sender, previous.text)
-                                         if not is_noise(line)], previous.sender)
+                if config.lead_in and previous:
+                    sender = previous[-1].sender
+                    text = lead_in_text([line for message in previous for line in message_lines(sender, message.text)
+                                         if not is_noise(line)], sender)
                     # Every window is a part of its passage, so one that fits beside the passage fits beside each.
                     if text and chunk.tokens + counter.line_cost(text) <= max_tokens:
-                        chunk.lead_in = (previous.sender, text)
-                last_of[conversation] = _last_input(draft, chunk)
+                        chunk.lead_in = (sender, text)
+                last_of[conversation] = _last_turn(draft, chunk)
                 chunks.append(chunk)
     return chunks
 
 
-def _last_input(draft: _Draft, chunk: Chunk) -> ChunkInput:
-    return next(owner for owner in reversed(draft.owners) if owner is not None and owner.id == chunk.message_ids[-1])
+def _last_turn(draft: _Draft, chunk: Chunk) -> list[ChunkInput]:
+    """The passage's last messages by the sender of its last one (at most LEAD_IN_TURN_MESSAGES), in order."""
+    owners = {owner.id: owner for owner in draft.owners if owner is not None}
+    turn: list[ChunkInput] = []
+    for message_id in reversed(chunk.message_ids):
+        message = owners[message_id]
+        if len(turn) == LEAD_IN_TURN_MESSAGES or (turn and message.sender != turn[0].sender):
+            break
+        turn.insert(0, message)
+    return turn
