@@ -44,7 +44,9 @@ def write_two_questions(folder):
 def test_minilm_recall_at_3_on_the_demo_questions(tmp_path):
     misses = tmp_path / "misses.jsonl"
     output = run_eval(DEMO_QUESTIONS, "--misses", str(misses))
-    assert row(output, "overall")[2] >= 0.80, output  # measured 0.82 (docs/chat.md)
+    # Measured 0.82 (docs/chat.md); 0.79 since the other person's whole turn leads a window in (session 38:
+    # demo q04, a follow-up, ranks 4th), a trade made for the real chats and said in docs/chat.md.
+    assert row(output, "overall")[2] >= 0.78, output
     assert "summary: R@3 questions" in output
     written = [json.loads(line) for line in misses.read_text("utf-8").splitlines()]
     assert all({"id", "rank", "searched", "gold", "top"} <= set(miss) for miss in written)
