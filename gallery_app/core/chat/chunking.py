@@ -119,18 +119,14 @@ class Chunk:
         return windows
 
     def _lead_in_before(self, first: int, ids: list[int], lines: list[tuple[str, int | None]]) -> str:
-        """The messages before a window's first one, as the window's context (their tail, if long), when
-        another person wrote them (their last turn, up to LEAD_IN_TURN_MESSAGES messages): a reply is read with what it replies to, while a message of the same
-        sender's would only make the window a second home for what its own window already says."""
+        """The other person's turn before a window's first message, as the window's context (its tail, if
+        long): a reply is read with what it replies to, while a message of the same sender's would only make
+        the window a second home for what its own window already says."""
         position = ids.index(first)
         if position:
             # Its lines are the passage's, before the window's: together they fit wherever the passage does.
             before_sender = self.message_senders.get(ids[position - 1], "")
-            turn = position - 1
-            while (turn > 0 and position - turn < LEAD_IN_TURN_MESSAGES
-                   and self.message_senders.get(ids[turn - 1], "") == before_sender):
-                turn -= 1
-            wanted = set(ids[turn:position])
+            wanted = set(ids[_turn_start(ids, self.message_senders, position):position])
             text = lead_in_text([line for line, owner in lines if owner in wanted], before_sender)
         elif self.lead_in is not None:
             before_sender, text = self.lead_in
@@ -481,13 +477,18 @@ def chunk_messages(messages: Iterable[ChunkInput], count_tokens: Callable[[str],
     return chunks
 
 
+def _turn_start(ids: Sequence[int], senders: dict[int, str], end: int) -> int:
+    """Where the turn that ends before ``ids[end]`` starts: ``ids[end - 1]``'s sender's messages just before
+    it, at most LEAD_IN_TURN_MESSAGES of them."""
+    sender = senders.get(ids[end - 1], "")
+    start = end - 1
+    while start > 0 and end - start < LEAD_IN_TURN_MESSAGES and senders.get(ids[start - 1], "") == sender:
+        start -= 1
+    return start
+
+
 def _last_turn(draft: _Draft, chunk: Chunk) -> list[ChunkInput]:
-    """The passage's last messages by the sender of its last one (at most LEAD_IN_TURN_MESSAGES), in order."""
+    """The passage's last turn, in order: the lead-in of the next passage of its conversation."""
     owners = {owner.id: owner for owner in draft.owners if owner is not None}
-    turn: list[ChunkInput] = []
-    for message_id in reversed(chunk.message_ids):
-        message = owners[message_id]
-        if len(turn) == LEAD_IN_TURN_MESSAGES or (turn and message.sender != turn[0].sender):
-            break
-        turn.insert(0, message)
-    return turn
+    ids = chunk.message_ids
+    return [owners[message_id] for message_id in ids[_turn_start(ids, chunk.message_senders, len(ids)):]]
