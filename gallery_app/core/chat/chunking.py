@@ -264,7 +264,7 @@ _SCORE_SHARE = re.compile(r"\(?\d{1,3}(?:[.,]\d+)?%\)?")
 def is_score_line(text: str) -> bool:
     """A line that is only a game's name, round and score (its grid of squares is noise): it answers nothing."""
     # An emoji after the score ("6/6 (100%) 🙈") says nothing either.
-    tokens = [token for token in text.split() if any(character.isalnum() for character in token)]
+    tokens = [token for token in text.split() if not is_noise(token)]
     if not tokens or len(tokens) > 5 or not any(_SCORE_TOKEN.fullmatch(token) for token in tokens):
         return False
     words = [t for t in tokens if not _SCORE_TOKEN.fullmatch(t) and not _SCORE_SHARE.fullmatch(t)
