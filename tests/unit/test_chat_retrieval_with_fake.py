@@ -275,3 +275,26 @@ def test_a_window_of_scores_only_answers_with_its_passages_message(tmp_path):
     assert best.focus_message_ids == [best.answer_message_id] and "Rens: the palindrome puzzle" in best.excerpt
     assert len(best.message_ids) == 8  # one passage: the remark is in it, before the window of scores
     conn.close()
+
+
+def test_the_reply_beside_the_window_found_is_the_answering_message(tmp_path):
+    """The window of four that shares most with the question can be the chatter after the reply that answers
+    (spanish_students: "Google docs igual / Y google sheets / tmbn" after dam's "latex"). The answering message
+    is chosen from the whole passage, and the card shows it with the window that was found."""
+    chat = ["18/03/2021, 20:20 - Ana: morning all",
+            "18/03/2021, 20:21 - Bob: coffee anyone",
+            "18/03/2021, 20:22 - Cat: later maybe",
+            "18/03/2021, 20:26 - Dam: use latex for documents instead of word",
+            "18/03/2021, 20:27 - Santi: google docs push",
+            "18/03/2021, 20:27 - Santi: word again",
+            "18/03/2021, 20:28 - Fer: did push",
+            "18/03/2021, 20:28 - Bob: documents"]
+    conn = open_store(tmp_path / "gallery.db")
+    import_chat(conn, write_chat(tmp_path, chat), EMBEDDER)
+    (best,) = ChatRetriever(conn, EMBEDDER).retrieve("what did people push for documents instead of word", k=1).matches
+    texts = {m.id: m.text for m in messages_by_id(conn, best.message_ids)}
+    window = [texts[i] for i in best.focus_message_ids if i != best.answer_message_id]
+    assert texts[best.answer_message_id] == "use latex for documents instead of word"
+    assert window == ["google docs push", "word again", "did push", "documents"]  # the window found, shown too
+    assert best.excerpt.split("\n")[0] == "Cat: later maybe"  # from the message before the answer on
+    conn.close()

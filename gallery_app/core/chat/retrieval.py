@@ -64,9 +64,11 @@ HUB_NEIGHBOURS = 10
 #: with the question one by one (what the person reads first, highlighted and quoted). As many as the window
 #: shows by default, so no card highlights a whole window (about 0.2 s more than three on 2 cores).
 ANSWER_MESSAGE_PASSAGES = 6
-#: Messages either side of the best window that may also be its answering message (a reply often comes
-#: just after the window that asked).
-ANSWER_MARGIN = 0
+#: A passage's answering message is chosen from all its messages, those of its best window lifted by this
+#: much similarity: the reply that answers often sits just beside the window that was found ("latex" one
+#: message before "Google docs igual / Y google sheets / tmbn"). Over the six real chats evidence@1 0.36 ->
+#: 0.40 with the first stage alone, every lift from 0.005 to 0.04 above the window alone (docs/chat.md).
+ANSWER_WINDOW_LIFT = 0.01
 #: A follow-up's answering message is also judged against the question with the one before it.
 ANSWER_BY_CONTEXT = False
 #: A second stage: the best RERANK_DEPTH passages looked at again message by message, each passage
@@ -370,22 +372,15 @@ class ChatRetriever:
         focus = window_messages(self.conn, [int(scored.best_window[p]) for p in chosen_positions])
         titles = chat_titles(self.conn)
         focus_of = [focus.get(int(scored.best_window[position]), []) for position in chosen_positions]
-        around = [_around(chunks[chunk_id].message_ids, focus_ids, ANSWER_MARGIN)
-                  for chunk_id, focus_ids in zip(chosen[:ANSWER_MESSAGE_PASSAGES], focus_of)]
-        answers = self._answer_messages(queries if ANSWER_BY_CONTEXT else queries[:1], around,
+        answers = self._answer_messages(queries if ANSWER_BY_CONTEXT else queries[:1], focus_of,
                                         [chunks[chunk_id].message_ids for chunk_id in chosen[:ANSWER_MESSAGE_PASSAGES]])
         for number, (position, chunk_id) in enumerate(zip(chosen_positions, chosen)):
             chunk = chunks[chunk_id]
-            focus_ids = focus_of[number]
-            if number < len(answers) and answers[number] is not None and answers[number] not in around[number]:
-                # The window (and its ANSWER_MARGIN) held only scores or placeholders: what is shown and read
-                # centres on the passage's message that answers instead.
-                focus_ids = [answers[number]]
+            answer, focus_ids = answers[number] if number < len(answers) else (None, focus_of[number])
             result.matches.append(Match(chunk_id, chunk.chat_id, titles.get(chunk.chat_id, ""), chunk.day,
                                         chunk.senders, chunk.text, chunk.message_ids,
                                         float(scored.similarity[position]), final_score[position], focus_ids,
-                                        self._excerpt(chunk.message_ids, focus_ids),
-                                        answers[number] if number < len(answers) else None))
+                                        self._excerpt(chunk.message_ids, focus_ids), answer))
         return result
 
     def _read_again(self, ranked: np.ndarray, scored: _Scored, question: str, result: Retrieval) -> np.ndarray:
@@ -439,14 +434,16 @@ class ChatRetriever:
         return np.concatenate([top[np.argsort(-combined, kind="stable")], ranked[RERANK_DEPTH:]])
 
     def _answer_messages(self, queries: np.ndarray, focus_windows: list[list[int]],
-                         passages: Sequence[list[int]] = ()) -> list[int | None]:
-        """Per focus window, its message nearest to the question that is not itself a question nor noise.
+                         passages: Sequence[list[int]]) -> list[tuple[int | None, list[int]]]:
+        """Per focus window (one per passage, ``passages``), the passage's message that answers and the
+        messages what is shown and read centres on.
 
-        A window is found because it is about what was asked; which of its four messages answers is a
-        second, finer look: each alone, in the embedder's space. A question in the chat ("how much is
-        the room?") is nearer to the question than its answer is, so it is passed over when the window
-        holds anything else. A window of game scores only (found for what the message before it says)
-        answers with its passage's messages (``passages``, one per window) instead.
+        A window is found because it is about what was asked; which message answers is a second, finer
+        look: each alone, in the embedder's space, the window's own preferred by ANSWER_WINDOW_LIFT. A
+        question in the chat ("how much is the room?") is nearer to the question than its answer is, so it
+        is passed over when there is anything else. The focus is the window and the answer beside it; a
+        window of game scores or placeholders only (found for what the message before it says) is left out
+        of the focus, which centres on the passage's message that answers instead.
         """
         wanted = {i for ids in focus_windows for i in ids} | {i for ids in passages for i in ids}
         by_id = {m.id: m for m in messages_by_id(self.conn, sorted(wanted))}
@@ -454,29 +451,25 @@ class ChatRetriever:
         def written(ids: list[int]) -> list:
             return [by_id[i] for i in ids if i in by_id and by_id[i].sender and by_id[i].text.strip()]
 
-        candidates = []
-        for number, ids in enumerate(focus_windows):
-            in_window = written(ids)
-            in_passage = written(passages[number]) if number < len(passages) else []
+        candidates, window_says = [], []
+        for window, passage in zip(focus_windows, passages):
+            in_window = written(window)
+            window_says.append(any(carries_words(m.text) for m in in_window))
             # A game score, an emoji grid or "<Media omitted>" is never the answer when the passage says more.
-            candidates.append([m for m in in_window if carries_words(m.text)]
-                              or [m for m in in_passage if carries_words(m.text)] or in_window)
-        texts = [f"{m.sender}: {m.text}" for window in candidates for m in window]
+            candidates.append([m for m in written(passage) if carries_words(m.text)] or in_window)
+        texts = [f"{m.sender}: {m.text}" for messages in candidates for m in messages]
         if not texts:
-            return [None] * len(focus_windows)
+            return [(None, window) for window in focus_windows[:len(passages)]]
         # A follow-up's message is judged by the question alone or with the one before, whichever is nearer.
         similarity = iter((self.embedder.embed_passages(texts) @ queries.T).max(axis=1).tolist())
-        chosen: list[int | None] = []
-        for window in candidates:
-            scored = [(next(similarity), m) for m in window]
+        chosen: list[tuple[int | None, list[int]]] = []
+        for window, messages, says in zip(focus_windows, candidates, window_says):
+            members = set(window)
+            scored = [(next(similarity) + (ANSWER_WINDOW_LIFT if m.id in members else 0.0), m) for m in messages]
             answers = [pair for pair in scored if not is_question(pair[1].text)] or scored
-            chosen.append(max(answers, key=lambda pair: pair[0])[1].id if answers else None)
+            answer = max(answers, key=lambda pair: pair[0])[1].id if answers else None
+            if answer is None or answer in members:
+                chosen.append((answer, window))
+            else:
+                chosen.append((answer, [*window, answer] if says else [answer]))
         return chosen
-
-
-def _around(passage_ids: list[int], focus_ids: list[int], margin: int) -> list[int]:
-    """``focus_ids`` and up to ``margin`` messages of the passage either side of them."""
-    positions = [passage_ids.index(i) for i in focus_ids if i in passage_ids]
-    if not positions or margin <= 0:
-        return list(focus_ids)
-    return passage_ids[max(0, min(positions) - margin):max(positions) + margin + 1]
