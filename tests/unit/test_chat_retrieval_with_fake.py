@@ -266,15 +266,22 @@ def test_a_window_of_scores_only_answers_with_its_passages_message(tmp_path):
             "23/01/2022, 08:05 - Frans: Primel 22 5/6",
             "23/01/2022, 08:06 - Vicky: Primel 22 4/6",
             "23/01/2022, 08:07 - Iris: Primel 22 2/6"]
-    conn = open_store(tmp_path / "gallery.db")
-    import_chat(conn, write_chat(tmp_path, chat), EMBEDDER)
     # The window of Primel scores, led in by Rens's remark, shares the most words with the question.
-    (best,) = ChatRetriever(conn, EMBEDDER).retrieve("the Primel palindrome puzzle", k=1).matches
-    texts = {m.id: m.text for m in messages_by_id(conn, best.message_ids)}
+    best, texts = _best_match(tmp_path, chat, "the Primel palindrome puzzle")
     assert texts[best.answer_message_id] == "the palindrome puzzle"
     assert best.focus_message_ids == [best.answer_message_id] and "Rens: the palindrome puzzle" in best.excerpt
     assert len(best.message_ids) == 8  # one passage: the remark is in it, before the window of scores
-    conn.close()
+
+
+def _best_match(tmp_path, chat: list[str], question: str):
+    """The best match for ``question`` in ``chat`` (export lines) imported alone, and its messages' texts by id."""
+    conn = open_store(tmp_path / "gallery.db")
+    try:
+        import_chat(conn, write_chat(tmp_path, chat), EMBEDDER)
+        (best,) = ChatRetriever(conn, EMBEDDER).retrieve(question, k=1).matches
+        return best, {m.id: m.text for m in messages_by_id(conn, best.message_ids)}
+    finally:
+        conn.close()
 
 
 def test_the_reply_beside_the_window_found_is_the_answering_message(tmp_path):
@@ -289,12 +296,8 @@ def test_the_reply_beside_the_window_found_is_the_answering_message(tmp_path):
             "18/03/2021, 20:27 - Santi: word again",
             "18/03/2021, 20:28 - Fer: did push",
             "18/03/2021, 20:28 - Bob: documents"]
-    conn = open_store(tmp_path / "gallery.db")
-    import_chat(conn, write_chat(tmp_path, chat), EMBEDDER)
-    (best,) = ChatRetriever(conn, EMBEDDER).retrieve("what did people push for documents instead of word", k=1).matches
-    texts = {m.id: m.text for m in messages_by_id(conn, best.message_ids)}
+    best, texts = _best_match(tmp_path, chat, "what did people push for documents instead of word")
     window = [texts[i] for i in best.focus_message_ids if i != best.answer_message_id]
     assert texts[best.answer_message_id] == "use latex for documents instead of word"
     assert window == ["google docs push", "word again", "did push", "documents"]  # the window found, shown too
     assert best.excerpt.split("\n")[0] == "Cat: later maybe"  # from the message before the answer on
-    conn.close()
