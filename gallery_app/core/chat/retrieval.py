@@ -452,19 +452,16 @@ class ChatRetriever:
         def written(ids: list[int]) -> list:
             return [by_id[i] for i in ids if i in by_id and by_id[i].sender and by_id[i].text.strip()]
 
-        candidates, window_says = [], []
-        for window, passage in zip(focus_windows, passages):
-            in_window = written(window)
-            window_says.append(any(carries_words(m.text) for m in in_window))
-            # A game score, an emoji grid or "<Media omitted>" is never the answer when the passage says more.
-            candidates.append([m for m in written(passage) if carries_words(m.text)] or in_window)
+        # A game score, an emoji grid or "<Media omitted>" is never the answer when the passage says more.
+        candidates = [[m for m in written(passage) if carries_words(m.text)] or written(window)
+                      for window, passage in zip(focus_windows, passages)]
         texts = [f"{m.sender}: {m.text}" for messages in candidates for m in messages]
         if not texts:
             return [(None, window) for window in focus_windows[:len(passages)]]
         # A follow-up's message is judged by the question alone or with the one before, whichever is nearer.
         similarity = iter((self.embedder.embed_passages(texts) @ queries.T).max(axis=1).tolist())
         chosen: list[tuple[int | None, list[int]]] = []
-        for window, messages, says in zip(focus_windows, candidates, window_says):
+        for window, messages in zip(focus_windows, candidates):
             members = set(window)
             scored = [(next(similarity) + (ANSWER_WINDOW_LIFT if m.id in members else 0.0), m) for m in messages]
             answers = [pair for pair in scored if not is_question(pair[1].text)] or scored
@@ -472,5 +469,8 @@ class ChatRetriever:
             if answer is None or answer in members:
                 chosen.append((answer, window))
             else:
-                chosen.append((answer, [*window, answer] if says else [answer]))
+                # The answer came from the passage's messages that say something: the window is shown with it
+                # when some of its own are among them, and gives way to it when it held only scores.
+                window_says = any(m.id in members for m in messages)
+                chosen.append((answer, [*window, answer] if window_says else [answer]))
         return chosen
