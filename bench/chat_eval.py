@@ -479,6 +479,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="search @-mentions of numbers and phone-number senders without their digits")
     parser.add_argument("--window-messages", type=int, default=None, help="consecutive messages per window")
     parser.add_argument("--window-stride", type=int, default=None, help="messages between window starts")
+    parser.add_argument("--finish-turns", type=int, default=None,
+                        help="a window finishes a person's turn with up to N more messages (-1: cut where the count falls)")
     parser.add_argument("--lead-in", choices=["on", "off"], default=None,
                         help="read each window after the message before it")
     parser.add_argument("--message-window-words", type=int, default=None,
@@ -580,6 +582,8 @@ def main(argv=None) -> int:
         overrides["plain_number_senders"] = args.plain_numbers in ("both", "senders")
     config = ChunkingConfig(include_date=args.include_date, trim_noise=not args.keep_grids,
                             **{k: v for k, v in overrides.items() if v is not None})
+    if args.finish_turns is not None:
+        config = replace(config, finish_turns=None if args.finish_turns < 0 else args.finish_turns)
     options = Options(ask, args.verbose, args.in_a_row,
                       second_reading.open_second_reading() if ask.read_again else None)
 
@@ -604,7 +608,7 @@ def main(argv=None) -> int:
         embedder.save()
     header = (f"embedder {embedder.spec.key} · llm {llm.spec.key if llm else '-'} · follow-ups {follow_ups.value} · "
               f"keywords {'on' if keywords else 'off'} · read again {'on' if options.second_reading else 'off'} · rare words {args.rare_words or 'default'} · by language {args.by_language or 'default'} · passages {config.max_tokens} tokens"
-              f"{' + date' if config.include_date else ''}{'' if config.trim_noise else ' with grids'} · windows {config.window_messages}/{config.window_stride} · message windows ≥ {config.message_window_words} words"
+              f"{' + date' if config.include_date else ''}{'' if config.trim_noise else ' with grids'} · windows {config.window_messages}/{config.window_stride}{'' if config.finish_turns is None else f' + {config.finish_turns} to finish a turn'} · message windows ≥ {config.message_window_words} words"
               + "".join(f" · {c}" for c in args.constant)
               + (f" · instructions {args.instructions.name}" if args.instructions else "")
               + (" · vectors cached (import times are not the app's)" if args.cache else ""))

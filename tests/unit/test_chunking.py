@@ -128,6 +128,33 @@ def test_short_messages_are_searched_only_in_windows_of_consecutive_messages():
     assert [ids for ids, _ in windows] == [[1, 2, 3, 4], [3, 4, 5, 6]]
 
 
+def _conversation(turns: list[tuple[str, list[str]]]) -> list[ChunkInput]:
+    said = [(sender, text) for sender, texts in turns for text in texts]
+    return [ChunkInput(n, datetime(2023, 3, 1, 10, n), sender, text) for n, (sender, text) in enumerate(said, 1)]
+
+
+def test_a_window_finishes_a_turn_the_count_would_cut():
+    # Counted in fours, dam's two-message question would be split between two windows.
+    items = _conversation([("dam", ["Alguien cursa a la noche?"]), ("Lean", ["Yo", "Por?"]),
+                           ("dam", ["Y en qué horario?", "Los lunes también?"]),
+                           ("Lean", ["De 19 a 23, lunes a jueves"]), ("dam", ["Gracias"]), ("Lean", ["De nada"]),
+                           ("dam", ["Nos vemos"])])
+    (chunk,) = chunk_messages(items, count_words, max_tokens=400)
+    assert [ids for ids, _text in chunk.windows(ChunkingConfig())] == [[1, 2, 3, 4, 5], [6, 7, 8, 9]]
+    # Counted where the count falls, as before: the question's two messages are in different windows.
+    assert [ids for ids, _ in chunk.windows(ChunkingConfig(finish_turns=None))] == [[1, 2, 3, 4], [5, 6, 7, 8],
+                                                                                    [6, 7, 8, 9]]
+
+
+def test_a_window_ends_where_a_long_turn_begins_rather_than_cutting_it():
+    items = _conversation([("Ana", ["Who has the key?"]), ("Ben", ["Not me"]), ("Ana", ["Hm"]),
+                           ("Cas", ["I do", "It was in my bag", "Under the charger"]), ("Ana", ["Phew"])])
+    (chunk,) = chunk_messages(items, count_words, max_tokens=400)
+    windows = [ids for ids, _text in chunk.windows(ChunkingConfig())]
+    assert windows == [[1, 2, 3], [4, 5, 6, 7]]
+    assert [ids for ids, _ in chunk.windows(ChunkingConfig(finish_turns=None))] == [[1, 2, 3, 4], [4, 5, 6, 7]]
+
+
 def test_a_system_line_reads_without_a_sender():
     items = [ChunkInput(1, datetime(2017, 8, 24, 2, 12), "", "Udit changed the subject to “More than Squash”"),
              ChunkInput(2, datetime(2017, 8, 24, 2, 13), "Rahul", "lol")]
