@@ -173,7 +173,7 @@ class ChunkingConfig:
     #: Windows one after the other keep a person's turn whole, finishing it with up to this many more
     #: messages or ending where it began (None: they end where the count falls; so do overlapping windows).
     #: Off: with 1, R@3 over the six real chats rises 0.73 -> 0.77 but every window then starts after another
-    #: person's turn and carries it as lead-in, and the English chat's import takes 11% longer, past its
+    #: person's turn and carries it as lead-in, and the English chat's import takes about 8% longer, past its
     #: 50 s budget (docs/chat.md).
     finish_turns: int | None = None
     #: Leave emoji grids out of passages (a message that is only emoji keeps its first line).
