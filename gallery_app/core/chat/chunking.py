@@ -150,7 +150,7 @@ class Chunk:
                 starts.append(len(ids) - size)  # the last messages get a window too
             elif len(starts) > 1 and starts[-1] + size > len(ids):
                 starts[-1] = len(ids) - size  # a full last window: two messages alone have no context
-            bounds = [(max(0, start), start + size) for start in starts]
+            bounds = [(start, start + size) for start in starts]
         result = []
         for start, end in bounds:
             wanted = set(ids[start:end])
@@ -503,9 +503,7 @@ def _turn_windows(ids: Sequence[int], senders: dict[int, str], size: int, extra:
             turn_end = end
             while turn_end < len(ids) and sender(turn_end) == sender(end - 1):
                 turn_end += 1
-            turn_start = end - 1
-            while turn_start > start and sender(turn_start - 1) == sender(end - 1):
-                turn_start -= 1
+            turn_start = _turn_start(ids, senders, end, longest=end - start)  # not before the window
             if turn_end - end <= extra:
                 end = turn_end
             elif turn_start - start >= 2:
@@ -517,12 +515,12 @@ def _turn_windows(ids: Sequence[int], senders: dict[int, str], size: int, extra:
     return bounds
 
 
-def _turn_start(ids: Sequence[int], senders: dict[int, str], end: int) -> int:
+def _turn_start(ids: Sequence[int], senders: dict[int, str], end: int, longest: int = LEAD_IN_TURN_MESSAGES) -> int:
     """Where the turn that ends before ``ids[end]`` starts: ``ids[end - 1]``'s sender's messages just before
-    it, at most LEAD_IN_TURN_MESSAGES of them."""
+    it, at most ``longest`` of them."""
     sender = senders.get(ids[end - 1], "")
     start = end - 1
-    while start > 0 and end - start < LEAD_IN_TURN_MESSAGES and senders.get(ids[start - 1], "") == sender:
+    while start > 0 and end - start < longest and senders.get(ids[start - 1], "") == sender:
         start -= 1
     return start
 
