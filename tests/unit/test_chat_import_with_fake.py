@@ -258,3 +258,19 @@ def test_media_placeholders_and_call_notices_are_kept_out_of_what_is_searched(st
         assert placeholder not in embedded
     # The messages themselves are kept: the viewer still shows them.
     assert counts(store)[0] == 6
+
+
+def test_windows_are_embedded_in_batches_of_the_same_length_in_the_embedders_tokens(store):
+    # A batch is padded to its longest text: grouping by characters instead wasted 6% of the model's
+    # time on the English real chat (a line of emoji or long words is short in characters, not tokens).
+    embedder = WordHashEmbedder()
+    import_chat(store, DEMO_CHAT, embedder)
+    lengths = [embedder.count_tokens(text) for text in embedder.passages]
+    batches, start = [], 0
+    for size in embedder.batches:
+        batches.append(lengths[start:start + size])
+        start += size
+    assert len(batches) >= 5
+    # No two batches overlap: the longer texts of one are never padded up to a length the next holds.
+    ranges = sorted((min(batch), max(batch)) for batch in batches)
+    assert all(longest <= next_shortest for (_, longest), (next_shortest, _) in zip(ranges, ranges[1:]))

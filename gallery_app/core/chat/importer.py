@@ -286,13 +286,17 @@ def _embed_missing(conn: apsw.Connection, embedder: TextEmbedder, chat_id: int |
     """Embed the windows (of ``chat_id``, or all) the embedder lacks, committing batch by batch."""
     rows = windows_without_vectors(conn, embedder, chat_id)
     # A batch is padded to its longest text, so texts of similar length are embedded together (about 40%
-    # less model time with MiniLM on the demo chat). The batches run in a shuffled order, so progress so
-    # far predicts the time left (shortest first would not).
-    order = sorted(range(len(rows)), key=lambda i: len(rows[i].text))
-    batches = [[rows[i] for i in order[start:start + EMBED_BATCH]] for start in range(0, len(rows), EMBED_BATCH)]
+    # less model time with MiniLM on the demo chat). Lengths in the model's own tokens, not characters:
+    # on the English real chat that pads 0.5% of the tokens instead of 6% (counting costs under 1%).
+    # The batches run in a shuffled order, so progress so far predicts the time left (shortest first
+    # would not).
+    tokens = [embedder.count_tokens(window.text) for window in rows]
+    order = sorted(range(len(rows)), key=tokens.__getitem__)
+    batches = [order[start:start + EMBED_BATCH] for start in range(0, len(rows), EMBED_BATCH)]
     batches = [batches[number] for number in np.random.default_rng(0).permutation(len(batches))]
     # Model time grows with a batch's size times its longest text: the measure of work for the estimate.
-    work = [len(batch) * max(len(window.text) for window in batch) for batch in batches]
+    work = [len(batch) * max(tokens[i] for i in batch) for batch in batches]
+    batches = [[rows[i] for i in batch] for batch in batches]
     started, done = time.perf_counter(), 0
     for number, batch in enumerate(batches):
         if cancel is not None and cancel():
