@@ -23,13 +23,13 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(1800)]
 
 CHAT_QA = SHARED_FIXTURES / "chat_qa"
 #: R@3 floors per set, a question's worth below what the first stage measured (docs/chat.md, "All six real
-#: chats", with the question's whole turn as lead-in: 0.81, 0.73, 0.70, 0.65, 0.70, 0.65).
-RECALL_AT_3_FLOOR = {"dutch_friends": 0.78, "english_students": 0.68, "hinglish_class": 0.65,
-                     "indonesian_helpdesk": 0.60, "nigerian_admissions": 0.65, "spanish_students": 0.60}
-#: The top passage's answering message is a gold one this often, over the six (measured 0.40 since it is chosen
-#: from the whole passage, 0.36 before).
+#: chats", with windows that finish a person's turn: 0.78, 0.73, 0.65, 0.65, 0.70, 0.83).
+RECALL_AT_3_FLOOR = {"dutch_friends": 0.75, "english_students": 0.68, "hinglish_class": 0.61,
+                     "indonesian_helpdesk": 0.60, "nigerian_admissions": 0.65, "spanish_students": 0.78}
+#: The top passage's answering message is a gold one this often, over the six (measured 0.39 with windows that
+#: finish a turn, 0.40 without; 0.36 before it was chosen from the whole passage).
 EVIDENCE_AT_1_FLOOR = 0.36
-#: The first passage holds a gold message this often, over the six (measured 0.53; 0.56 read again).
+#: The first passage holds a gold message this often, over the six (measured 0.51; 0.52 read again).
 MEAN_RECALL_AT_1_FLOOR = 0.48
 
 
@@ -139,6 +139,17 @@ def test_the_reply_beside_the_window_found_is_highlighted(real_chats, embedder):
     best = retrieval.matches[0]
     assert best.answer_message_id in imported.gold_messages(item), best.excerpt
     assert len(best.focus_message_ids) > 1  # shown with the window that was found
+
+
+def test_an_announcement_written_as_two_messages_is_found_whole(real_chats, embedder):
+    """es21: dam says he is leaving aeronautics in two messages ("Bueno me voy a pasar a Electrónica" / "Tengo q
+    ver todo lo de los trámites pero ya estoy bastante decidido"), which windows counted in fours split; a
+    window that finishes his turn ranks it 2nd for the English question (11th split)."""
+    item = _questions(real_chats, "spanish_students")["es21"]
+    _questions_, imported = real_chats["spanish_students"]
+    session = ChatSession(imported.conn, embedder, None, AskOptions(passages=3))
+    _query, retrieval = session.retrieve(item["question"])
+    assert _rank(retrieval, imported, item["gold_lines"]) is not None
 
 
 @pytest.mark.parametrize("question", ["Wat is de naam van deze groep?", "When was the group created?"])

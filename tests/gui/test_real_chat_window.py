@@ -84,8 +84,15 @@ def test_a_question_about_another_chat_is_not_searched_with_the_one_before(pane,
     ask(pane, qtbot, "Who ended up paying for the hotel?")
     passages = ask(pane, qtbot, WORD_GAME)
     assert "searched for" not in passages.heading.text(), passages.heading.text()
-    top = passages.cards[0].match
-    assert top.chat_title != "Weekend away" and top.day == "2022-01-24", (top.chat_title, top.day)
+    shown = [(card.match.chat_title, card.match.day) for card in passages.cards[:3]]
+    assert shown[0][0] != "Weekend away" and ("dutch_friends", "2022-01-24") in shown, shown
+
+
+def word_game_card(passages):
+    """The card of the 24th among the first three. Since windows keep a turn whole, the 25th's word-game passage
+    (it starts at 00:27, so it is the evening of the 24th) can come first: R@1 0.56 -> 0.52 for R@3 0.73 -> 0.77
+    over the six real chats (docs/chat.md)."""
+    return next(card for card in passages.cards[:3] if "Ugandese dief" in card.match.text)
 
 
 def test_a_follow_up_is_still_searched_with_the_question_before(pane, qtbot):
@@ -106,13 +113,10 @@ def test_the_highlight_is_shown_unfolded_and_never_a_score_or_a_grid(pane, qtbot
             body = line.split(": ", 1)[-1]
             assert carries_words(body) and not is_score_line(body), line
         assert len(highlighted) < len(card.all_lines) or len(card.all_lines) == 1
-    # The top passage holds the answer. Its highlight is the best window's message nearest to the question:
-    # here Rens's "of the last 3 words I entered I don't know what they mean", five messages above the answer
-    # (a wider choice of messages was measured: no better over the six chats, docs/chat.md).
-    top = passages.cards[0]
-    assert "Ugandese dief" in top.match.text
-    top_highlighted, _ = card_lines(top)
-    assert top_highlighted, top.lines.text()
+    # The passage that holds the answer shows a highlight of words, never a score, on the card.
+    card = word_game_card(passages)
+    highlighted, _ = card_lines(card)
+    assert highlighted, card.lines.text()
 
 
 def test_folded_lines_unfold_in_place(pane, qtbot):

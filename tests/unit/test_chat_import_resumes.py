@@ -13,7 +13,7 @@ from tests.chat_helpers import DEMO_CHAT, HashEmbedder
 
 VECTORS = "vec_windows_test_hash_words"
 #: Windows of the demo chat cut with HashEmbedder's token counts.
-WINDOWS = 122
+WINDOWS = 121
 
 
 class BreaksAfter(HashEmbedder):
@@ -64,7 +64,7 @@ def test_a_crash_while_embedding_keeps_the_finished_batches_and_a_rerun_complete
     assert again.chat_id == 1 and not again.new_chat and again.messages_added == 0
     assert again.windows_added == WINDOWS - 64
     assert again.describe().startswith("Finished importing “Weekend away”: all 431 messages were imported before, "
-                                       "and its last 58 passages are now searchable.")
+                                       "and its last 57 passages are now searchable.")
     assert contents(store) == expected
     assert whole.windows_added == WINDOWS
 
@@ -78,7 +78,7 @@ def test_cancel_while_embedding_keeps_finished_batches(store):
 
     with pytest.raises(Cancelled) as cancelled:
         import_chat(store, DEMO_CHAT, HashEmbedder(), progress=progress, cancel=lambda: bool(done))
-    assert str(cancelled.value) == ("The import was cancelled: the messages are saved, 64 of 122 passages were "
+    assert str(cancelled.value) == ("The import was cancelled: the messages are saved, 64 of 121 passages were "
                                     "embedded and are kept. Import the same file again to finish.")
     assert store.execute(f"SELECT count(*) FROM {VECTORS}").fetchone()[0] == 64
     assert reindex(store, HashEmbedder()) == WINDOWS - 64 and missing_window_vectors(store, HashEmbedder()) == 0
@@ -104,7 +104,7 @@ def test_the_estimate_is_told_before_progress_and_kept_in_the_summary(store):
     assert len(estimates) == 1 and summary.estimate == estimates[0]
     assert estimates[0].passages == WINDOWS and estimates[0].seconds >= 0
     assert estimates[0].model_name == "test-hash-words"
-    assert estimates[0].describe().startswith("About 122 passages to embed — about 5 s with test-hash-words")
+    assert estimates[0].describe().startswith("About 121 passages to embed — about 5 s with test-hash-words")
     stages = [kind for kind, _ in heard]
     assert stages.index("estimate") < stages.index("embedded")
 

@@ -134,23 +134,25 @@ def _conversation(turns: list[tuple[str, list[str]]]) -> list[ChunkInput]:
 
 
 def test_a_window_finishes_a_turn_the_count_would_cut():
-    # Counted in fours, dam's two-message question is split between two windows; finish_turns keeps it whole.
+    # Counted in fours, dam's two-message question would be split between two windows.
     items = _conversation([("dam", ["Alguien cursa a la noche?"]), ("Lean", ["Yo", "Por?"]),
                            ("dam", ["Y en qué horario?", "Los lunes también?"]),
                            ("Lean", ["De 19 a 23, lunes a jueves"]), ("dam", ["Gracias"]), ("Lean", ["De nada"]),
                            ("dam", ["Nos vemos"])])
     (chunk,) = chunk_messages(items, count_words, max_tokens=400)
-    assert [ids for ids, _text in chunk.windows(ChunkingConfig(finish_turns=1))] == [[1, 2, 3, 4, 5], [6, 7, 8, 9]]
-    # Counted where the count falls (the default): the question's two messages are in different windows.
-    assert [ids for ids, _ in chunk.windows(ChunkingConfig())] == [[1, 2, 3, 4], [5, 6, 7, 8], [6, 7, 8, 9]]
+    assert [ids for ids, _text in chunk.windows(ChunkingConfig())] == [[1, 2, 3, 4, 5], [6, 7, 8, 9]]
+    # Counted where the count falls, as before: the question's two messages are in different windows.
+    assert [ids for ids, _ in chunk.windows(ChunkingConfig(finish_turns=None))] == [[1, 2, 3, 4], [5, 6, 7, 8],
+                                                                                    [6, 7, 8, 9]]
 
 
 def test_a_window_ends_where_a_long_turn_begins_rather_than_cutting_it():
     items = _conversation([("Ana", ["Who has the key?"]), ("Ben", ["Not me"]), ("Ana", ["Hm"]),
                            ("Cas", ["I do", "It was in my bag", "Under the charger"]), ("Ana", ["Phew"])])
     (chunk,) = chunk_messages(items, count_words, max_tokens=400)
-    assert [ids for ids, _text in chunk.windows(ChunkingConfig(finish_turns=1))] == [[1, 2, 3], [4, 5, 6, 7]]
-    assert [ids for ids, _ in chunk.windows(ChunkingConfig())] == [[1, 2, 3, 4], [4, 5, 6, 7]]
+    windows = [ids for ids, _text in chunk.windows(ChunkingConfig())]
+    assert windows == [[1, 2, 3], [4, 5, 6, 7]]
+    assert [ids for ids, _ in chunk.windows(ChunkingConfig(finish_turns=None))] == [[1, 2, 3, 4], [4, 5, 6, 7]]
 
 
 def test_a_system_line_reads_without_a_sender():

@@ -29,6 +29,11 @@ LEAD_IN_CHARS = 140
 #: How many of the other person's messages just before a window lead into it: a question is often
 #: written as several short messages, and the reply answers all of them (within LEAD_IN_CHARS).
 LEAD_IN_TURN_MESSAGES = 8
+#: A window that would cut a person's turn (their consecutive messages) takes up to this many more messages
+#: to finish it, else ends where that turn began: "¿Y a qué hora?" / "¿Y dónde?" stay together with the
+#: reply after them (measured on the six real chats: docs/chat.md). Every window then carries the other
+#: person's turn as lead-in (+6.5% tokens), which batching windows by token length paid for.
+DEFAULT_FINISH_TURNS = 1
 _SENTENCE_END = re.compile(r"(?<=[.!?…。！？])\s+|\n+")
 _WORDS = re.compile(r"\w+", re.UNICODE)
 
@@ -172,10 +177,7 @@ class ChunkingConfig:
     window_stride: int = DEFAULT_WINDOW_STRIDE
     #: Windows one after the other keep a person's turn whole, finishing it with up to this many more
     #: messages or ending where it began (None: they end where the count falls; so do overlapping windows).
-    #: Off: with 1, R@3 over the six real chats rises 0.73 -> 0.77 but every window then starts after another
-    #: person's turn and carries it as lead-in, and the English chat's import takes about 8% longer, past its
-    #: 50 s budget (docs/chat.md).
-    finish_turns: int | None = None
+    finish_turns: int | None = DEFAULT_FINISH_TURNS
     #: Leave emoji grids out of passages (a message that is only emoji keeps its first line).
     trim_noise: bool = True
     #: Search without the digits of phone numbers (what is shown keeps them): an @-mention of a number
