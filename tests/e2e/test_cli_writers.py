@@ -104,7 +104,7 @@ def test_the_same_export_imported_twice_at_once_is_one_chat():
     assert conn.execute("SELECT count(*) FROM chats").fetchone()[0] == 1
     assert conn.execute("SELECT count(*), count(DISTINCT message_key) FROM messages").fetchone() == (432, 432)
     windows = conn.execute("SELECT count(*) FROM chunk_windows").fetchone()[0]
-    assert windows == 123
+    assert windows == 122  # the demo chat's windows with MiniLM's token counts, each keeping a turn whole
     assert conn.execute("SELECT count(*) FROM vec_windows_all_minilm_l6_v2_int8").fetchone()[0] == windows
     assert conn.execute("SELECT value FROM app_state WHERE key = 'holder'").fetchone() == ("was here",)
 
