@@ -73,6 +73,22 @@ def test_game_scores_grids_reactions_and_placeholders_are_never_the_answer():
         assert carries_words(text), text
 
 
+def test_a_shared_game_result_is_never_the_answer_whatever_its_header_says():
+    # Highlighted as the answer on dutch_friends before: a header without a score ("11m 41s", a date and
+    # "5 words / 26 letters"), a grid, a link with a hashtag.
+    for text in ["Daily Crosswordle 45: 11m 41s https://crosswordle.vercel.app/?daily=1\n\n⬜⬜⬜⬜⬜\n⬜⬜⬜⬜⬜\n⬜🟨⬜🟨",
+                 "Diffle 2022-3-11\n5 words / 26 letters\n\n⚪🟡🟢🟢⚪⚪⚪⚪\n⚪🟢🟢🟢⚪\n🟢🟢🟢\n\nhttps://hedalu244.github.io/diffle/",
+                 "I won Daily Squardle #43 with 5 guesses to spare!\nBoard after 3 guesses:\n⬜🟧🟧⬛🟧\n🟥🔳🟥🔳🟥\n"
+                 "https://fubargames.se/squardle/",
+                 "nerdlegame 28 4/6\n\n🟪⬛⬛🟩🟪⬛⬛⬛\n🟩🟩🟩🟩🟩🟩🟩🟩\n\nhttps://nerdlegame.com #nerdle"]:
+        assert not carries_words(text), text
+    # What the person wrote after the grid is theirs; symbols framing a notice are no grid.
+    for text in ["Not Wordle 26 4/6\n\n⬜🟨🟩🟩⬜\n🟩🟩🟩🟩🟩\nNieuw woord geleerd",
+                 "nerdlegame 38 2/6\n\n⬛⬛🟪⬛🟩🟩🟩🟩\n🟩🟩🟩🟩🟩🟩🟩🟩\n\nhttps://nerdlegame.com #nerdle\n\n\nKobe",
+                 "🟣🟣🟣\n*REMINDER*\nPhotoshoot hai aaj 4:15 se sab log 4:00 tak aajana\n🟣🟣🟣"]:
+        assert carries_words(text), text
+
+
 def test_a_message_that_ends_by_asking_is_a_question_whatever_follows_its_mark():
     for text in ["how much?", "Had jij hem in 1? 😂", "Really?!", "apa ya kak?🙏", "¿Cuánto es？", "?"]:
         assert is_question(text), text

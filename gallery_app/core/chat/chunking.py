@@ -267,6 +267,8 @@ def is_noise(text: str) -> bool:
 _SCORE_TOKEN = re.compile(r"[\dXx]{1,2}/\d{1,2}\*?|#\d[\d,.]*")
 
 
+#: A grid's row has at least this many symbols ("⬛🟨⬛⬛⬛", "⚪🟢🟢⚪"); a reaction ("😂😂") is no grid.
+GRID_ROW_SYMBOLS = 3
 _LINK_ONLY = re.compile(r"(?:https?://|www\.)\S+")
 
 
@@ -290,11 +292,29 @@ def carries_words(text: str) -> bool:
     placeholder, not only emoji grids, reactions or game scores (never highlighted as the answer)."""
     if is_placeholder(text):
         return False
-    lines = [line.strip() for line in text.split("\n") if not is_noise(line)]
+    rows = text.split("\n")
+    grid_end = _end_of_grid(rows)
+    # A game's result is shared as its header, a grid and a link: only what follows the grid is a remark.
+    lines = [line.strip() for line in rows[grid_end or 0:] if not is_noise(line)]
     said = [line for line in lines if not is_score_line(line)]
-    if len(said) < len(lines):  # a game's shared result: its link is part of the share, not a remark
-        said = [line for line in said if not _LINK_ONLY.fullmatch(line)]
+    if grid_end or len(said) < len(lines):  # a shared result: its link and hashtag are part of it
+        said = [line for line in said if not all(_LINK_ONLY.fullmatch(token) or token.startswith("#")
+                                                 for token in line.split())]
     return bool(said)
+
+
+def _end_of_grid(rows: Sequence[str]) -> int | None:
+    """Where the first grid of a game's shared result (two or more rows of squares, circles or other
+    symbols, one under the other) ends in a message's rows; None when it has no grid."""
+    run = 0
+    for position, row in enumerate(rows):
+        if row.strip() and len(row.strip()) >= GRID_ROW_SYMBOLS and is_noise(row):
+            run += 1
+        elif run >= 2:
+            return position
+        else:
+            run = 0
+    return len(rows) if run >= 2 else None
 
 
 #: What may follow a question's mark at a message's end: spaces, more marks, emoji ("Had jij hem in 1? 😂").
