@@ -301,3 +301,24 @@ def test_the_reply_beside_the_window_found_is_the_answering_message(tmp_path):
     assert texts[best.answer_message_id] == "use latex for documents instead of word"
     assert window == ["google docs push", "word again", "did push", "documents"]  # the window found, shown too
     assert best.excerpt.split("\n")[0] == "Cat: later maybe"  # from the message before the answer on
+
+
+def test_a_broadcast_pasted_again_is_found_once(tmp_path):
+    """nigerian_admissions pastes the same notices again and again: each copy was a card of its own, taking the
+    place of a different passage (and of one the second reading could have read)."""
+    notice = ("Screening registration for all full time ND applicants is now open on the school portal and closes "
+              "on the last day of August; bring your JAMB result slip, two passport photographs with a red "
+              "background and the printed acknowledgement page to the hall on the day of the screening exercise")
+    chat = []
+    for day, sender in enumerate(["Kef", "Jeff", "Stephen"], start=1):
+        chat += [f"0{day}/08/2018, 09:00 - {sender}: {notice}",
+                 f"0{day}/08/2018, 09:05 - Ada: thanks, noted",
+                 f"0{day}/08/2018, 12:00 - Bisi: who is going to the match tonight"]
+    chat += ["05/08/2018, 10:00 - Ada: the screening hall is the one near the main gate, red building",
+             "05/08/2018, 10:01 - Bisi: ok"]
+    conn = open_store(tmp_path / "gallery.db")
+    import_chat(conn, write_chat(tmp_path, chat), EMBEDDER, config=ChunkingConfig(lead_in=False))
+    matches = ChatRetriever(conn, EMBEDDER).retrieve("screening passport photographs red background", k=3).matches
+    conn.close()
+    assert sum(notice in match.text for match in matches) == 1
+    assert "Ada: the screening hall is the one near the main gate, red building" in matches[1].text

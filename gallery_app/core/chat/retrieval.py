@@ -72,6 +72,9 @@ ANSWER_MESSAGE_PASSAGES = 6
 ANSWER_WINDOW_LIFT = 0.01
 #: A follow-up's answering message is also judged against the question with the one before it.
 ANSWER_BY_CONTEXT = False
+#: Among this many best passages, one whose best window repeats a better one's text (a broadcast pasted again)
+#: is left out (0: kept), so the cards and the second reading hold that many different passages.
+COLLAPSE_DEPTH = 60
 #: A second stage: the best RERANK_DEPTH passages looked at again message by message, each passage
 #: lifted by RERANK_WEIGHT x the z-score of its message nearest the question. Off: over the six real
 #: chats (depth 30, weight 0.5) it lifts mean R@3 0.63 -> 0.65 (3 of 139 questions), R@1 and
@@ -351,6 +354,8 @@ class ChatRetriever:
         ranked = eligible[np.argsort(-scored.score[eligible], kind="stable")]
         if RERANK_DEPTH:
             ranked = self._rerank_by_messages(ranked, scored, queries[:1])
+        if COLLAPSE_DEPTH:
+            ranked = self._without_repeats(ranked, scored)
         if self.second_reading is not None:
             ranked = self._read_again(ranked, scored, question, result)
         if self.use_keywords:
@@ -383,6 +388,24 @@ class ChatRetriever:
                                         float(scored.similarity[position]), final_score[position], focus_ids,
                                         self._excerpt(chunk.message_ids, focus_ids), answer))
         return result
+
+    def _without_repeats(self, ranked: np.ndarray, scored: _Scored) -> np.ndarray:
+        """``ranked`` without a passage whose best window says what a better one's did (a broadcast pasted
+        again, by anyone): the person would read it twice, and it takes a place another passage could have."""
+        top = ranked[:COLLAPSE_DEPTH]
+        windows = [int(scored.best_window[p]) for p in top]
+        members = window_messages(self.conn, windows)
+        texts = {m.id: m.text for m in messages_by_id(self.conn, sorted({i for ids in members.values() for i in ids}))}
+        seen: set[tuple[str, ...]] = set()
+        kept = []
+        for position, window in zip(top.tolist(), windows):
+            said = tuple(" ".join(texts[i].split()).casefold() for i in members.get(window, [])
+                         if i in texts and carries_words(texts[i]))
+            if said and said in seen:
+                continue
+            seen.add(said)
+            kept.append(position)
+        return np.concatenate([np.asarray(kept, dtype=ranked.dtype), ranked[len(top):]])
 
     def _read_again(self, ranked: np.ndarray, scored: _Scored, question: str, result: Retrieval) -> np.ndarray:
         """``ranked`` with its first passages reordered by a language model's reading of their excerpts
