@@ -26,11 +26,15 @@ CHAT_QA = SHARED_FIXTURES / "chat_qa"
 #: chats", with windows that finish a person's turn: 0.78, 0.73, 0.65, 0.65, 0.70, 0.83).
 RECALL_AT_3_FLOOR = {"dutch_friends": 0.75, "english_students": 0.68, "hinglish_class": 0.61,
                      "indonesian_helpdesk": 0.60, "nigerian_admissions": 0.65, "spanish_students": 0.78}
-#: The top passage's answering message is a gold one this often, over the six (measured 0.39 with windows that
-#: finish a turn, 0.40 without; 0.36 before it was chosen from the whole passage).
-EVIDENCE_AT_1_FLOOR = 0.36
+#: The top passage's answering message is a gold one this often, over the six (measured 0.40 since a game's
+#: shared result is never that message, whatever its header says; 0.39 before; 0.36 before it was chosen from
+#: the whole passage).
+EVIDENCE_AT_1_FLOOR = 0.38
 #: The first passage holds a gold message this often, over the six (measured 0.51; 0.52 read again).
 MEAN_RECALL_AT_1_FLOOR = 0.48
+#: The best ten passages hold a gold message this often, over the six (measured 0.83 since a broadcast pasted
+#: again is one passage among them, 0.82 before).
+MEAN_RECALL_AT_10_FLOOR = 0.81
 
 
 def _chat_eval():
@@ -104,6 +108,11 @@ def test_the_message_named_first_answers_often_enough(chat_eval, results):
 def test_the_first_passage_answers_often_enough(chat_eval, results):
     summary = chat_eval.summarise(list(results.values()))
     assert summary["mean"][1] >= MEAN_RECALL_AT_1_FLOOR, summary
+
+
+def test_the_best_ten_passages_answer_often_enough(chat_eval, results):
+    summary = chat_eval.summarise(list(results.values()))
+    assert summary["mean"][10] >= MEAN_RECALL_AT_10_FLOOR, summary
 
 
 def test_a_follow_up_finds_its_answer_near_the_previous_one(real_chats, embedder):
