@@ -114,6 +114,19 @@ def test_lines_map_to_their_messages_also_when_split_repeated_or_prefixed():
     assert [line.message_id for line in passage_lines("Maya: ok\nDaniel: First sentence here.", messages)] == [2, 3]
 
 
+def test_a_passage_of_game_results_only_highlights_the_one_chosen():
+    # dutch_friends, 8 February: cited by the answer, the card highlighted nothing (every line a score).
+    messages = [_message(1, "Iris", "Woordle 234 4/6\n\n⬛⬛⬛⬛⬛\n🟩🟩🟩🟩🟩"), _message(2, "Rens", "Woordle 234 2/6\n\n⬛🟩🟨⬛⬛\n🟩🟩🟩🟩🟩"),
+               _message(3, "Iris", "Vardle 11 3/8\n\n⚪\n🟢\n\nhttps://vardle.netlify.app/")]
+    text = "Iris: Woordle 234 4/6\nRens: Woordle 234 2/6\nIris: Vardle 11 3/8\nIris: https://vardle.netlify.app/"
+    lines = passage_lines(text, messages, focus_ids=[2])
+    assert [line.text for line in lines if line.focus] == ["Rens: Woordle 234 2/6"]
+    # Beside a remark, a score is never highlighted.
+    messages.append(_message(4, "Rens", "Makkelijke vandaag"))
+    lines = passage_lines(text + "\nRens: Makkelijke vandaag", messages, focus_ids=[2, 4])
+    assert [line.text for line in lines if line.focus] == ["Rens: Makkelijke vandaag"]
+
+
 # --- the session: a continuation is replaced by the decline and the closest message ------------------
 CHAT = """04/06/2024, 09:30 - Maya: Did you sort out the hotel?
 04/06/2024, 09:36 - Daniel: I put the room on my card, we can sort it out later

@@ -11,7 +11,7 @@ each keeping the sender), in passage order. A line no message claims (a date lin
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import apsw
@@ -67,6 +67,9 @@ def passage_lines(text: str, messages: Sequence[StoredMessage], focus_ids: Seque
         # A score or grid line of an answering message is not what answers ("Letterle 26/26" above a remark).
         answers = message_id in focus and carries_words(body if owner is not None else line)
         result.append(PassageLine(line, message_id, answers))
+    if focus and not any(line.focus for line in result):
+        # Game results only ("Woordle 234 2/6" and more scores): the one chosen is what the passage has to show.
+        result = [replace(line, focus=line.message_id in focus) for line in result]
     return result
 
 
@@ -94,11 +97,13 @@ def _owner(line: str, messages: Sequence[StoredMessage], remaining: list[str], s
 
 def answering_ids(match: Match, messages: Sequence[StoredMessage]) -> list[int]:
     """The messages of ``match`` to highlight: the one the retriever chose as the answer, else those of the
-    best window that say something. Game scores, emoji grids, reactions and placeholders never are."""
+    best window that say something. Game scores, emoji grids, reactions and placeholders never are while
+    anything else could be; a passage of game results only highlights the one the retriever chose."""
     by_id = {m.id: m for m in messages}
     if match.answer_message_id in by_id and carries_words(by_id[match.answer_message_id].text):
         return [match.answer_message_id]
-    return [i for i in match.focus_message_ids if i in by_id and carries_words(by_id[i].text)]
+    saying = [i for i in match.focus_message_ids if i in by_id and carries_words(by_id[i].text)]
+    return saying or ([match.answer_message_id] if match.answer_message_id in by_id else [])
 
 
 def match_lines(conn: apsw.Connection, match: Match, text: str | None = None) -> list[PassageLine]:
