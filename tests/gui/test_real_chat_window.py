@@ -113,7 +113,8 @@ def test_the_highlight_is_shown_unfolded_and_never_a_score_or_a_grid(pane, qtbot
         for line in card.all_lines:
             if line.message_id:
                 bodies.setdefault(line.message_id, []).append(line.text.split(": ", 1)[-1])
-        if not any(carries_words("\n".join(lines)) for lines in bodies.values()):  # a passage of game results only: the one chosen is what it has to show
+        # A passage of game results only: the one chosen is what it has to show.
+        if not any(carries_words("\n".join(lines)) for lines in bodies.values()):
             assert len({line.message_id for line in marked}) == 1, [line.text for line in card.all_lines]
             continue
         for line in highlighted:

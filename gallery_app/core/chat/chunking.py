@@ -308,7 +308,7 @@ def _end_of_grid(rows: Sequence[str]) -> int | None:
     symbols, one under the other) ends in a message's rows; None when it has no grid."""
     run = 0
     for position, row in enumerate(rows):
-        if row.strip() and len(row.strip()) >= GRID_ROW_SYMBOLS and is_noise(row):
+        if len(row.strip()) >= GRID_ROW_SYMBOLS and is_noise(row):
             run += 1
         elif run >= 2:
             return position
