@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from gallery_app.core.chat.ask_options import AskOptions, FollowUps
+from gallery_app.core.chat.evidence import closest_message
 from gallery_app.core.chat.second_reading import open_second_reading
 from gallery_app.core.chat.session import ChatSession
 from gallery_app.core.models.loading import open_text_embedder
@@ -168,6 +169,21 @@ def test_the_group_line_is_findable(real_chats, embedder, question):
     session = ChatSession(imported.conn, embedder, None, AskOptions(passages=3))
     _query, retrieval = session.retrieve(question)
     assert _rank(retrieval, imported, [2]) is not None
+
+
+@pytest.mark.parametrize(("name", "question"), [("dutch_friends", "Who made this group?"),
+                                                ("nigerian_admissions", "Who created this group?")])
+def test_the_line_that_names_the_group_is_the_answer_it_highlights(real_chats, embedder, name, question):
+    """WhatsApp's own line 'X created group "…"' (line 2 of both chats) was never the answering message, since it
+    has no sender: the card highlighted someone's chatter beside it and the decline quoted that instead."""
+    _questions_, imported = real_chats[name]
+    session = ChatSession(imported.conn, embedder, None, AskOptions(passages=3))
+    _query, retrieval = session.retrieve(question)
+    best = retrieval.matches[0]
+    assert best.answer_message_id == imported.line_to_message[2], best.excerpt
+    closest = closest_message(imported.conn, best, question)
+    assert closest.describe().startswith(f"Closest message: {closest.timestamp:%d %b %Y}: ")  # no "None, "
+    assert "created group" in closest.describe()
 
 
 def test_the_second_reading_brings_up_the_passage_that_answers(real_chats, embedder, reading):

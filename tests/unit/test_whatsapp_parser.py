@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gallery_app.core.chat.messages import MessageKind, ParsedChat
-from gallery_app.core.chat.whatsapp import is_placeholder, parse_chat_text
+from gallery_app.core.chat.whatsapp import is_placeholder, names_the_group, parse_chat_text
 from tests.chat_helpers import senders
 
 LRM, RLM, NBSP, NNBSP, BOM = "\u200e", "\u200f", "\u00a0", "\u202f", "\ufeff"
@@ -351,6 +351,22 @@ def test_a_group_subject_with_a_colon_is_still_a_system_message():
     assert (message.sender, message.kind) == (None, MessageKind.SYSTEM)
     message = one('13/06/2018, 21:25 - Ana created group "Plans: summer"')
     assert (message.sender, message.kind) == (None, MessageKind.SYSTEM)
+
+
+@pytest.mark.parametrize(("line", "names_it"), [
+    ('13/06/2018, 21:25 - Ana created group "Plans: summer"', True),
+    ("13/06/2018, 21:25 - Ana changed the subject from “Trip” to “Trip: day 1”", True),
+    ("13/06/2018, 21:25 - Ana hat die Gruppe „Ausflug“ erstellt", True),
+    ("13/06/2018, 21:25 - Ana a créé le groupe « Vacances »", True),
+    ("13/06/2018, 21:25 - Ana added Tomás", False),
+    ("13/06/2018, 21:25 - Ana changed their phone number to a new number. Tap to message or add the new number.", False),
+    ("13/06/2018, 21:25 - Messages and calls are end-to-end encrypted. No one outside of this chat, not even "
+     "WhatsApp, can read or listen to them. Tap to learn more.", False),
+])
+def test_a_system_line_that_quotes_a_name_names_the_group(line: str, names_it: bool):
+    message = one(line)
+    assert message.kind is MessageKind.SYSTEM
+    assert names_the_group(message.text) is names_it
 
 
 @pytest.mark.parametrize("body", [

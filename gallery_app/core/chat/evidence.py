@@ -130,7 +130,8 @@ class ClosestMessage:
 
     @property
     def heading(self) -> str:
-        return f"{self.sender}, {self.timestamp:%d %b %Y}"
+        day = f"{self.timestamp:%d %b %Y}"
+        return f"{self.sender}, {day}" if self.sender else day  # WhatsApp's own line has no sender
 
     @property
     def quote(self) -> str:
@@ -154,9 +155,9 @@ def closest_message(conn: apsw.Connection, match: Match, question: str = "") -> 
     the best window's messages the one sharing most words with ``question``."""
     ids = [match.answer_message_id] if match.answer_message_id is not None else match.focus_message_ids
     candidates = messages_by_id(conn, list(ids or match.message_ids))
-    candidates = [m for m in candidates if m.sender and m.text.strip()]
+    candidates = [m for m in candidates if m.can_answer]
     if not candidates:
         return None
     asked = content_words(question)
     best = max(candidates, key=lambda m: len(asked & content_words(m.text)))  # max keeps the first of equals
-    return ClosestMessage(best.chat_id, best.id, best.sender, best.timestamp, best.text)
+    return ClosestMessage(best.chat_id, best.id, best.sender or "", best.timestamp, best.text)

@@ -20,6 +20,7 @@ import numpy as np
 
 from gallery_app.core.chat.chunking import Chunk
 from gallery_app.core.chat.messages import Message, MessageKind
+from gallery_app.core.chat.whatsapp import names_the_group
 from gallery_app.core.file_names import to_db
 from gallery_app.core.models.runtimes.embedders import TextEmbedder
 from gallery_app.core.store import (
@@ -60,6 +61,13 @@ class StoredMessage:
     kind: MessageKind
     attachment: str | None
     line: int | None
+
+    @property
+    def can_answer(self) -> bool:
+        """Whether the message may be what answers a question: a person's, or WhatsApp's line naming the group
+        ("You created group "Trip"" answers "What is this group called?"), and not blank."""
+        return bool(self.text.strip()) and (bool(self.sender) or (self.kind is MessageKind.SYSTEM
+                                                                   and names_the_group(self.text)))
 
 
 @dataclass(frozen=True)

@@ -473,12 +473,12 @@ class ChatRetriever:
         by_id = {m.id: m for m in messages_by_id(self.conn, sorted(wanted))}
 
         def written(ids: list[int]) -> list:
-            return [by_id[i] for i in ids if i in by_id and by_id[i].sender and by_id[i].text.strip()]
+            return [by_id[i] for i in ids if i in by_id and by_id[i].can_answer]
 
         # A game score, an emoji grid or "<Media omitted>" is never the answer when the passage says more.
         candidates = [[m for m in written(passage) if carries_words(m.text)] or written(window)
                       for window, passage in zip(focus_windows, passages)]
-        texts = [f"{m.sender}: {m.text}" for messages in candidates for m in messages]
+        texts = [f"{m.sender}: {m.text}" if m.sender else m.text for messages in candidates for m in messages]
         if not texts:
             return [(None, window) for window in focus_windows[:len(passages)]]
         # A follow-up's message is judged by the question alone or with the one before, whichever is nearer.

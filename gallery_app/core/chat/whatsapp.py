@@ -825,6 +825,13 @@ def is_placeholder(text: str) -> bool:
     return found is not None and not found[1]
 
 
+def names_the_group(text: str) -> bool:
+    """Whether WhatsApp's own line ``text`` names the group: it was created, renamed or described ("You created
+    group "Trip"", "Ana changed the subject to "Trip: day 1""), with the name in quotes in every language.
+    Such a line answers "What is this group called?"; joins, leaves and security notices quote nothing."""
+    return any(ch in _QUOTES for ch in text)
+
+
 def is_encryption_notice(text: str) -> bool:
     """Whether ``text`` is WhatsApp's line that a chat's messages are end-to-end encrypted (its first line)."""
     return _ENCRYPTION_NOTICE.match(clean_text(text).strip()) is not None
