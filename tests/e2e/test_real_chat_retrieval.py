@@ -198,3 +198,18 @@ def test_the_second_reading_brings_up_the_passage_that_answers(real_chats, embed
         _query, retrieval = session.retrieve(item["question"])
         ranks[read_again] = _rank(retrieval, imported, item["gold_lines"])
     assert ranks[False] > 3 and ranks[True] <= 3, ranks
+
+
+def test_a_passage_the_first_stage_ranks_twelfth_is_read_again(real_chats, embedder, reading):
+    """hi13: the Hinglish answer on which email to register with ("Sab apni personal id se karna iitwali se
+    nahi") is the first stage's 12th passage; the second reading reads the best 15 and brings it into the top 3
+    (with the best 10 it was never read)."""
+    item = _questions(real_chats, "hinglish_class")["hi13"]
+    _questions_, imported = real_chats["hinglish_class"]
+    ranks = {}
+    for read_again in (False, True):
+        session = ChatSession(imported.conn, embedder, None, AskOptions(passages=15, read_again=read_again),
+                              second_reading=reading)
+        _query, retrieval = session.retrieve(item["question"])
+        ranks[read_again] = _rank(retrieval, imported, item["gold_lines"])
+    assert ranks[False] > 10 and ranks[True] <= 3, ranks

@@ -150,3 +150,13 @@ def test_folded_lines_unfold_in_place(pane, qtbot):
     qtbot.waitUntil(lambda: card.unfolded, timeout=5_000)
     assert len(card.shown) == len(card.all_lines) > before
     assert "more lines" not in card.lines.text() and not opened, "unfolding must not open the chat"
+
+
+def test_the_line_that_names_the_group_is_highlighted_and_quoted(pane, qtbot):
+    """WhatsApp's own 'You created group "…"' (no sender) answers who made the group: the card highlights it, and
+    the decline's closest message quotes it under the day, not under 'None'."""
+    passages = ask(pane, qtbot, "Who made this group?")
+    highlighted, _other = card_lines(passages.cards[0])
+    assert highlighted == ['You created group "Zo stuur ik het maar 1x"'], passages.cards[0].lines.text()
+    answer = turns(pane, "answer")[-1].label.text()
+    assert "23 Jan 2022: You created group" in answer and "None" not in answer, answer
