@@ -11,6 +11,7 @@ import shutil
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QTextDocumentFragment
 
 from gallery_app.core.chat.chunking import carries_words, is_score_line
 from gallery_app.core.chat.evidence import match_lines
@@ -158,5 +159,5 @@ def test_the_line_that_names_the_group_is_highlighted_and_quoted(pane, qtbot):
     passages = ask(pane, qtbot, "Who made this group?")
     highlighted, _other = card_lines(passages.cards[0])
     assert highlighted == ['You created group "Zo stuur ik het maar 1x"'], passages.cards[0].lines.text()
-    answer = turns(pane, "answer")[-1].label.text()
-    assert "23 Jan 2022: You created group" in answer and "None" not in answer, answer
+    answer = QTextDocumentFragment.fromHtml(turns(pane, "answer")[-1].label.text()).toPlainText()
+    assert "Closest message: 23 Jan 2022: You created group" in answer and "None" not in answer, answer
