@@ -826,7 +826,7 @@ def is_placeholder(text: str) -> bool:
 
 
 def names_the_group(text: str) -> bool:
-    """Whether WhatsApp's own line ``text`` names the group: it was created, renamed or described ("You created
+    """Whether WhatsApp's own line ``text`` names the group: it was created or renamed ("You created
     group "Trip"", "Ana changed the subject to "Trip: day 1""), with the name in quotes in every language.
     Such a line answers "What is this group called?"; joins, leaves and security notices quote nothing."""
     return any(ch in _QUOTES for ch in text)
