@@ -186,17 +186,23 @@ def test_the_line_that_names_the_group_is_the_answer_it_highlights(real_chats, e
     assert "created group" in closest.describe()
 
 
-def test_the_second_reading_brings_up_the_passage_that_answers(real_chats, embedder, reading):
-    """es11: the canteen's coffee prices are in a Spanish exchange the embedder ranks 7th for the English
-    question; read again, the passage answers it within the first three."""
-    item = _questions(real_chats, "spanish_students")["es11"]
-    _questions_, imported = real_chats["spanish_students"]
+def _ranks_first_and_read_again(real_chats, embedder, reading, name: str, item_id: str) -> dict[bool, int | None]:
+    """The gold passage's rank among the best 15, by the first stage alone (False) and read again (True)."""
+    item = _questions(real_chats, name)[item_id]
+    _questions_, imported = real_chats[name]
     ranks = {}
     for read_again in (False, True):
-        session = ChatSession(imported.conn, embedder, None, AskOptions(passages=10, read_again=read_again),
+        session = ChatSession(imported.conn, embedder, None, AskOptions(passages=15, read_again=read_again),
                               second_reading=reading)
         _query, retrieval = session.retrieve(item["question"])
         ranks[read_again] = _rank(retrieval, imported, item["gold_lines"])
+    return ranks
+
+
+def test_the_second_reading_brings_up_the_passage_that_answers(real_chats, embedder, reading):
+    """es11: the canteen's coffee prices are in a Spanish exchange the embedder ranks 7th for the English
+    question; read again, the passage answers it within the first three."""
+    ranks = _ranks_first_and_read_again(real_chats, embedder, reading, "spanish_students", "es11")
     assert ranks[False] > 3 and ranks[True] <= 3, ranks
 
 
@@ -204,12 +210,5 @@ def test_a_passage_the_first_stage_ranks_twelfth_is_read_again(real_chats, embed
     """hi13: the Hinglish answer on which email to register with ("Sab apni personal id se karna iitwali se
     nahi") is the first stage's 12th passage; the second reading reads the best 15 and brings it into the top 3
     (with the best 10 it was never read)."""
-    item = _questions(real_chats, "hinglish_class")["hi13"]
-    _questions_, imported = real_chats["hinglish_class"]
-    ranks = {}
-    for read_again in (False, True):
-        session = ChatSession(imported.conn, embedder, None, AskOptions(passages=15, read_again=read_again),
-                              second_reading=reading)
-        _query, retrieval = session.retrieve(item["question"])
-        ranks[read_again] = _rank(retrieval, imported, item["gold_lines"])
+    ranks = _ranks_first_and_read_again(real_chats, embedder, reading, "hinglish_class", "hi13")
     assert ranks[False] > 10 and ranks[True] <= 3, ranks
