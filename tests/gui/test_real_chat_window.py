@@ -103,6 +103,22 @@ def test_a_follow_up_is_still_searched_with_the_question_before(pane, qtbot):
     assert any("Jacuzzi" in card.match.text for card in passages.cards[:3])
 
 
+def assert_highlights_say_something(card) -> bool:
+    """Every highlighted message of ``card`` says something (never a game's shared result, a grid or a score)
+    unless the passage holds nothing else: then the one chosen is what it has to show. Whether it has words."""
+    bodies: dict[int, list[str]] = {}
+    for line in card.all_lines:
+        if line.message_id:
+            bodies.setdefault(line.message_id, []).append(line.text.split(": ", 1)[-1])
+    marked = {line.message_id for line in card.all_lines if line.focus}
+    if not any(carries_words("\n".join(lines)) for lines in bodies.values()):
+        assert len(marked) == 1, [line.text for line in card.all_lines]
+        return False
+    for message_id in marked:
+        assert carries_words("\n".join(bodies[message_id])), bodies[message_id]
+    return True
+
+
 def test_the_highlight_is_shown_unfolded_and_never_a_score_or_a_grid(pane, qtbot):
     passages = ask(pane, qtbot, WORD_GAME)
     for card in passages.cards:
@@ -110,13 +126,7 @@ def test_the_highlight_is_shown_unfolded_and_never_a_score_or_a_grid(pane, qtbot
         marked = [line for line in card.all_lines if line.focus]
         # Every answering line is on the card, not folded under "… more lines".
         assert len(highlighted) == len(marked), (highlighted, [line.text for line in marked])
-        bodies: dict[int, list[str]] = {}
-        for line in card.all_lines:
-            if line.message_id:
-                bodies.setdefault(line.message_id, []).append(line.text.split(": ", 1)[-1])
-        # A passage of game results only: the one chosen is what it has to show.
-        if not any(carries_words("\n".join(lines)) for lines in bodies.values()):
-            assert len({line.message_id for line in marked}) == 1, [line.text for line in card.all_lines]
+        if not assert_highlights_say_something(card):
             continue
         for line in highlighted:
             body = line.split(": ", 1)[-1]
@@ -159,5 +169,11 @@ def test_the_line_that_names_the_group_is_highlighted_and_quoted(pane, qtbot):
     passages = ask(pane, qtbot, "Who made this group?")
     highlighted, _other = card_lines(passages.cards[0])
     assert highlighted == ['You created group "Zo stuur ik het maar 1x"'], passages.cards[0].lines.text()
+    # The cards after it are word-game passages: people's words are highlighted there, never a Polydle share
+    # ("Daily 4-dle #0015 / 7 : 3&6&4&7 / polydle.github.io/…": highlighted on two cards before).
+    for card in passages.cards:
+        assert_highlights_say_something(card)
+        highlighted, _other = card_lines(card)
+        assert not any("polydle.github.io" in line for line in highlighted), highlighted
     answer = QTextDocumentFragment.fromHtml(turns(pane, "answer")[-1].label.text()).toPlainText()
     assert "Closest message: 23 Jan 2022: You created group" in answer and "None" not in answer, answer

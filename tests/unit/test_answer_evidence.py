@@ -80,12 +80,17 @@ def test_a_shared_game_result_is_never_the_answer_whatever_its_header_says():
                  "Diffle 2022-3-11\n5 words / 26 letters\n\n⚪🟡🟢🟢⚪⚪⚪⚪\n⚪🟢🟢🟢⚪\n🟢🟢🟢\n\nhttps://hedalu244.github.io/diffle/",
                  "I won Daily Squardle #43 with 5 guesses to spare!\nBoard after 3 guesses:\n⬜🟧🟧⬛🟧\n🟥🔳🟥🔳🟥\n"
                  "https://fubargames.se/squardle/",
-                 "nerdlegame 28 4/6\n\n🟪⬛⬛🟩🟪⬛⬛⬛\n🟩🟩🟩🟩🟩🟩🟩🟩\n\nhttps://nerdlegame.com #nerdle"]:
+                 "nerdlegame 28 4/6\n\n🟪⬛⬛🟩🟪⬛⬛⬛\n🟩🟩🟩🟩🟩🟩🟩🟩\n\nhttps://nerdlegame.com #nerdle",
+                 # Polydle's tries under its header, without a grid (highlighted as the answer on dutch_friends):
+                 "Daily 4-dle #0015\n7 : 3&6&4&7\npolydle.github.io/?classic/daily/4",
+                 "Daily 5-dle #0006\n9 : 8&9&3&7&6\npolydle.github.io/?5\n\n⬜⬜⬜⬜⬜\n⬜⬜⬜🟨⬜"]:
         assert not carries_words(text), text
     # What the person wrote after the grid is theirs; symbols framing a notice are no grid.
     for text in ["Not Wordle 26 4/6\n\n⬜🟨🟩🟩⬜\n🟩🟩🟩🟩🟩\nNieuw woord geleerd",
                  "nerdlegame 38 2/6\n\n⬛⬛🟪⬛🟩🟩🟩🟩\n🟩🟩🟩🟩🟩🟩🟩🟩\n\nhttps://nerdlegame.com #nerdle\n\n\nKobe",
-                 "🟣🟣🟣\n*REMINDER*\nPhotoshoot hai aaj 4:15 se sab log 4:00 tak aajana\n🟣🟣🟣"]:
+                 "🟣🟣🟣\n*REMINDER*\nPhotoshoot hai aaj 4:15 se sab log 4:00 tak aajana\n🟣🟣🟣",
+                 # A time or an amount alone is an answer when no game's result is shared with it.
+                 "15:30", "€ 12,50"]:
         assert carries_words(text), text
 
 

@@ -269,7 +269,8 @@ _SCORE_TOKEN = re.compile(r"[\dXx]{1,2}/\d{1,2}\*?|#\d[\d,.]*")
 
 #: A grid's row has at least this many symbols ("⬛🟨⬛⬛⬛", "⚪🟢🟢⚪"); a reaction ("😂😂") is no grid.
 GRID_ROW_SYMBOLS = 3
-_LINK_ONLY = re.compile(r"(?:https?://|www\.)\S+")
+#: A link as games share it, with or without its scheme ("polydle.github.io/?classic/daily/4").
+_LINK_ONLY = re.compile(r"(?:https?://|www\.|[\w-]+(?:\.[\w-]+)+/)\S*")
 
 
 #: A share that also gives a percentage: "#Worldle #42 6/6 (100%)".
@@ -297,9 +298,10 @@ def carries_words(text: str) -> bool:
     # A game's result is shared as its header, a grid and a link: only what follows the grid is a remark.
     lines = [line.strip() for line in rows[grid_end or 0:] if not is_noise(line)]
     said = [line for line in lines if not is_score_line(line)]
-    if grid_end or len(said) < len(lines):  # a shared result: its link and hashtag are part of it
-        said = [line for line in said if not all(_LINK_ONLY.fullmatch(token) or token.startswith("#")
-                                                 for token in line.split())]
+    if grid_end or len(said) < len(lines):
+        # A shared result: its link, hashtag and lines without a letter (Polydle's "7 : 3&6&4&7") are part of it.
+        said = [line for line in said if any(character.isalpha() for character in line)
+                and not all(_LINK_ONLY.fullmatch(token) or token.startswith("#") for token in line.split())]
     return bool(said)
 
 
