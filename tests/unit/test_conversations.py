@@ -52,3 +52,17 @@ def test_a_passage_holds_one_pasted_chat_with_its_answers(store, tmp_path):
     assert len(passages) == 3
     dormitory = next(text for text in passages if "dormitory" in text)
     assert "free of charge" in dormitory and "written test" not in dormitory and "Early February" not in dormitory
+
+
+def test_chats_pasted_from_a_phone_in_indonesian_are_told_apart_by_their_notice():
+    notice = ("Pesan dan panggilan terenkripsi secara end-to-end. Tidak seorang pun di luar chat ini yang dapat "
+              "membaca atau mendengarkannya, bahkan WhatsApp. Ketuk untuk info selengkapnya.")
+    pasted = [f"09/02/18 17.21 - {notice}",
+              "09/02/18 17.21 - Adisti: Ujian tulis gelombang 1 memakai baju apa?",
+              "10/02/18 10.49 - SMB Telkom: Bebas rapih sopan Dek",
+              f"10/02/18 11.00 - {notice}",
+              "10/02/18 11.05 - Rani: Biaya per semester berapa kak?"]
+    messages = parse_chat_text("\n".join(pasted) + "\n").messages
+    starts = conversation_starts(messages)
+    conversations = [conversation_of(m.line, starts) for m in messages if m.sender]
+    assert conversations[0] == conversations[1] != conversations[2]

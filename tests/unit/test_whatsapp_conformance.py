@@ -262,6 +262,7 @@ AMBIGUOUS = "12/9/20, 10:00 PM - Bob: hi\n12/9/20, 10:01 PM - Ann: {line}\n"
     ("<Médias omis>", "DMY", "French"),
     ("Mensagem apagada", "DMY", "Portuguese"),
     ("<Media weggelaten>", "DMY", "Dutch"),
+    ("Pesan ini telah dihapus", "DMY", "Indonesian"),
     ("see you", "DMY", "WhatsApp's own words are not in it"),
 ])
 def test_an_undecided_file_goes_by_the_language_whatsapp_wrote_it_in(line: str, order: str, because: str):

@@ -315,6 +315,8 @@ def test_a_line_without_a_sender_is_a_system_message(rest: str):
     "As mensagens e as chamadas são protegidas com a criptografia de ponta a ponta.",
     "I messaggi e le chiamate sono crittografati end-to-end.",
     "Berichten en gesprekken worden end-to-end versleuteld.",
+    "Pesan dan panggilan terenkripsi secara end-to-end. Tidak seorang pun di luar chat ini yang dapat membaca atau "
+    "mendengarkannya, bahkan WhatsApp. Ketuk untuk info selengkapnya.",
 ])
 def test_encryption_notices_are_system_even_with_an_author(body: str):
     for line in (f"[03/04/24, 19:40:12] Maya: {LRM}{body}", f"03/04/2024, 19:40 - Maya: {body}",
@@ -358,6 +360,8 @@ def test_a_group_subject_with_a_colon_is_still_a_system_message():
     ("13/06/2018, 21:25 - Ana changed the subject from “Trip” to “Trip: day 1”", True),
     ("13/06/2018, 21:25 - Ana hat die Gruppe „Ausflug“ erstellt", True),
     ("13/06/2018, 21:25 - Ana a créé le groupe « Vacances »", True),
+    ('13/06/2018, 21:25 - Ana membuat grup "Liburan"', True),
+    ("13/06/2018, 21:25 - Tomás bergabung menggunakan tautan undangan grup ini", False),
     ("13/06/2018, 21:25 - Ana added Tomás", False),
     ("13/06/2018, 21:25 - Ana changed their phone number to a new number. Tap to message or add the new number.", False),
     ("13/06/2018, 21:25 - Messages and calls are end-to-end encrypted. No one outside of this chat, not even "
@@ -372,6 +376,7 @@ def test_a_system_line_that_quotes_a_name_names_the_group(line: str, names_it: b
 @pytest.mark.parametrize("body", [
     "Ana added Tomás", "I added you to the list", "Bob left", "You were added to my list, congrats",
     "Mom added salt, then Dad removed it", "changed the subject to football", "Diese Nachricht ist wichtig",
+    "Bisa di isi ketika adik mau menambahkan sumbangan",  # the Indonesian helpdesk's own line: "add" in a reply
 ])
 def test_a_person_saying_added_or_left_is_not_a_system_message(body: str):
     for line in (f"[13/06/18, 21:25:15] Bob: {body}", f"13/06/2018, 21:25 - Bob: {body}"):
@@ -389,7 +394,7 @@ def test_a_person_saying_added_or_left_is_not_a_system_message(body: str):
     "<Media weggelaten>", "<Media omessi>", "image omitted", "video omitted", "audio omitted", "sticker omitted",
     "GIF omitted", "document omitted", "Contact card omitted", "imagen omitida", "Bild weggelassen",
     "vidéo absente", "imagem ocultada", "immagine omessa", "afbeelding weggelaten", "null",
-    "Report.pdf • 3 pages document omitted",
+    "Report.pdf • 3 pages document omitted", "<Media tidak disertakan>",
 ])
 def test_media_placeholders(body: str):
     message = one(f"[13/06/18, 21:25:15] Ana: {LRM}{body}")
@@ -429,6 +434,8 @@ def test_media_placeholder_with_a_caption():
     ("IMG-1.jpg (archivo adjunto)", "IMG-1.jpg"), ("IMG-1.jpg (fichier joint)", "IMG-1.jpg"),
     ("IMG-1.jpg (arquivo anexado)", "IMG-1.jpg"), ("IMG-1.jpg (bestand bijgevoegd)", "IMG-1.jpg"),
     ("Max Caulfield.vcf (Datei angehängt)", "Max Caulfield.vcf"),
+    ("IMG-20240101-WA0001.jpg (file terlampir)", "IMG-20240101-WA0001.jpg"),
+    ("<terlampir: 00000006-PHOTO-2024-01-01-10-00-00.jpg>", "00000006-PHOTO-2024-01-01-10-00-00.jpg"),
 ])
 def test_attachments(body: str, name: str):
     message = one(f"3/6/18, 1:55 p.m. - a: {body}")
@@ -448,6 +455,7 @@ def test_attachment_with_a_caption_on_the_next_line():
     "Du hast diese Nachricht gelöscht.", "Se eliminó este mensaje.", "Eliminaste este mensaje.",
     "Ce message a été supprimé.", "Mensagem apagada", "Essa mensagem foi apagada", "Deze boodschap is verwijderd",
     "Dit bericht is verwijderd", "Questo messaggio è stato eliminato",
+    "Pesan ini telah dihapus", "Pesan ini dihapus", "Anda menghapus pesan ini",
 ])
 def test_deleted_messages(body: str):
     for line in (f"13/06/2018, 21:25 - Ana: {body}", f"[13/06/18, 21:25:15] Ana: {LRM}{body}"):
@@ -457,7 +465,7 @@ def test_deleted_messages(body: str):
 
 @pytest.mark.parametrize("marker", [
     "<This message was edited>", "<Diese Nachricht wurde bearbeitet>", "<Se editó este mensaje.>",
-    "<Ce message a été modifié>", "<Mensagem editada>",
+    "<Ce message a été modifié>", "<Mensagem editada>", "<Pesan ini diedit>",
 ])
 def test_edited_marker_is_removed(marker: str):
     message = one(f"[13/06/18, 21:25:15] Ana: see you at 8 {LRM}{marker}")

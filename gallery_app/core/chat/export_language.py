@@ -23,6 +23,7 @@ ENCRYPTION_NOTICES = {
     "Portuguese": r"As mensagens\b[^:]*\bponta[ -]a[ -]ponta",
     "Italian": r"I messaggi\b[^:]*\bend-to-end",
     "Dutch": r"Berichten\b[^:]*\bend-to-end",
+    "Indonesian": r"Pesan\b[^:]*\b(?:terenkripsi|enkripsi)\b[^:]*\bend-to-end",
 }
 #: Other phrases only WhatsApp writes: placeholders, deleted markers, attachment markers, group events.
 _MARKERS = {
@@ -42,6 +43,8 @@ _MARKERS = {
                r"|\(file allegato\)|ha creato il gruppo|codice di sicurezza",
     "Dutch": r"<Media weggelaten>|\b(?:afbeelding|audio|sticker) weggelaten|Dit bericht is verwijderd"
              r"|\(bestand bijgevoegd\)|heeft de groep .*aangemaakt|beveiligingscode",
+    "Indonesian": r"<Media tidak disertakan>|Pesan ini (?:telah )?dihapus|Anda menghapus pesan ini|\(file terlampir\)"
+                  r"|<terlampir: |<Pesan ini diedit>|membuat grup|bergabung menggunakan tautan undangan",
 }
 _NOTICE_RE = {language: re.compile(pattern) for language, pattern in ENCRYPTION_NOTICES.items()}
 _MARKER_RE = {language: re.compile(pattern) for language, pattern in _MARKERS.items()}

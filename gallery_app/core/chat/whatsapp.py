@@ -148,6 +148,7 @@ _MEMBERSHIP_PHRASES = [
     r"(?:te )?(?:adicionou|removeu) ", r"saiu\.?$",                                            # Portuguese
     r"(?:ti )?(?:ha|hai) (?:aggiunto|rimosso) ", r"(?:è|sei) uscit[oa]\.?$",                  # Italian
     r"(?:heeft|hebt) .+ toegevoegd\.?$", r"(?:heeft|hebt) .+ verwijderd\.?$", r"(?:is|bent) vertrokken\.?$",
+    r"menambahkan [^:]+$", r"mengeluarkan [^:]+$", r"keluar\.?$",                          # Indonesian
 ]
 #: Phrasings no one types by accident.
 _EVENT_PHRASES = [
@@ -181,6 +182,9 @@ _EVENT_PHRASES = [
     r"(?:heeft|hebt) deelgenomen via de uitnodigingslink",
     r"(?:heeft|hebt) (?:het onderwerp|de groepsnaam|de groepsafbeelding|het groepspictogram|de groepsbeschrijving)"
     r" gewijzigd",
+    # Indonesian
+    r"membuat grup\b", r"bergabung menggunakan tautan undangan grup ini",
+    r"mengubah (?:subjek|nama grup|ikon grup|deskripsi grup)\b",
 ]
 _OPENING_PHRASES = [
     r"You were (?:added|removed)\b", r"Your security code with .+ changed", r"You're now an admin",
@@ -227,7 +231,8 @@ _DELETED = re.compile(
     r"|Ce message a été supprimé|Vous avez supprimé ce message|Mensagem apagada|Essa mensagem foi apagada"
     r"|Esta mensagem foi apagada|Você apagou esta mensagem|Apagaste esta mensagem"
     r"|Questo messaggio è stato eliminato|Hai eliminato questo messaggio|Dit bericht is verwijderd"
-    r"|Je hebt dit bericht verwijderd|Deze boodschap is verwijderd)\.?",
+    r"|Je hebt dit bericht verwijderd|Deze boodschap is verwijderd"
+    r"|Pesan ini (?:telah )?dihapus|Anda menghapus pesan ini)\.?",
     re.IGNORECASE,
 )
 
@@ -236,7 +241,7 @@ _DELETED = re.compile(
 _EDITED = re.compile(
     r"<(?:This message was edited|Diese Nachricht wurde bearbeitet|Se editó este mensaje"
     r"|Ce message a été modifié|Mensagem editada|Esta mensagem foi editada|Questo messaggio è stato modificato"
-    r"|Dit bericht is bewerkt)\.?>",
+    r"|Dit bericht is bewerkt|Pesan ini diedit)\.?>",
     re.IGNORECASE,
 )
 
@@ -245,12 +250,12 @@ _EDITED = re.compile(
 # then the text beside the marker, cut with string slicing, never by a backtracking regex).
 #: iOS: "<attached: 00000042-PHOTO-2020-06-07-15-13-20.jpg>", also "< attached: NAME >".
 _IOS_ATTACHED = re.compile(
-    r"<\s*(?:attached|Anhang|adjunto|pièce jointe|anexado|allegato|bijlage)\s*:\s*"
+    r"<\s*(?:attached|Anhang|adjunto|pièce jointe|anexado|allegato|bijlage|terlampir)\s*:\s*"
     r"(?P<name>[^<>]*[^<>\s])\s*>", re.IGNORECASE)
 #: Android: "NAME (file attached)"; old iOS: "NAME <attached>" (the mark before "attached" is gone by now).
 _NAME_THEN_MARKER = re.compile(
     r"\((?:file attached|Datei angehängt|archivo adjunto|fichier joint|arquivo anexado|bestand bijgevoegd"
-    r"|file allegato|allegato|файл прикреплен|dosya ekli)\)"
+    r"|file allegato|allegato|файл прикреплен|dosya ekli|file terlampir)\)"
     r"|<(?:attached|angehängt|adjunto|joint|anexado|allegato|bijgevoegd)>", re.IGNORECASE)
 #: A file name is at most 255 bytes on every file system WhatsApp writes to.
 _MAX_FILE_NAME = 255
