@@ -212,3 +212,22 @@ def test_a_passage_the_first_stage_ranks_twelfth_is_read_again(real_chats, embed
     (with the best 10 it was never read)."""
     ranks = _ranks_first_and_read_again(real_chats, embedder, reading, "hinglish_class", "hi13")
     assert ranks[False] > 10 and ranks[True] <= 3, ranks
+
+
+def test_a_question_about_time_is_read_with_each_passage_s_day(real_chats, embedder, reading, monkeypatch):
+    """hi07, a follow-up: "And when was it held last year?" after "On which dates is Cognizance being held this
+    year?". The reader sees each excerpt under its day when a question asks when, and brings the answer
+    ("April ya may me hua tha", "15-17th April") into the top 3; without the day it was 4th."""
+    from gallery_app.core.chat import retrieval as retrieval_module
+
+    item = _questions(real_chats, "hinglish_class")["hi07"]
+    _questions_, imported = real_chats["hinglish_class"]
+
+    def rank() -> int | None:
+        session = ChatSession(imported.conn, embedder, None, AskOptions(passages=15), second_reading=reading)
+        session.remember(item["previous_question"], session.retrieve(item["previous_question"])[1], "")
+        return _rank(session.retrieve(item["question"])[1], imported, item["gold_lines"])
+
+    with_day = rank()
+    monkeypatch.setattr(retrieval_module, "READ_WITH_DAY", 0)
+    assert with_day <= 3 < rank(), with_day

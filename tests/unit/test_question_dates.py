@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from gallery_app.core.chat.question_dates import DaySpan, spans_in_question
+from gallery_app.core.chat.question_dates import DaySpan, asks_when, spans_in_question, spelled_day
 
 CHAT_2022 = (date(2022, 1, 23), date(2022, 3, 29))
 CHAT_2016_2018 = (date(2016, 8, 3), date(2018, 2, 22))
@@ -40,3 +40,17 @@ def test_a_month_without_a_year_means_every_year_the_chat_covers():
 
 def test_impossible_dates_are_ignored():
     assert spans_in_question("on 31 February", *CHAT_2022) == []
+
+
+@pytest.mark.parametrize("question, asks", [
+    ("And when was it held last year?", True), ("¿Cuándo empezarían las admisiones?", True),
+    ("Wanneer gaan we weg?", True), ("Kapan ujian tulis dimulai?", True), ("Certificates kab bheje the?", True),
+    ("Who paid for the hotel?", False), ("Siapa yang datang?", False),
+])
+def test_a_question_that_asks_for_a_time(question: str, asks: bool):
+    assert asks_when(question) is asks
+
+
+def test_a_day_is_spelled_in_english_whatever_the_locale():
+    assert spelled_day(date(2022, 1, 29)) == "Saturday 29 January 2022"
+    assert spelled_day(date(2016, 11, 20)) == "Sunday 20 November 2016"

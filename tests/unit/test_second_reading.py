@@ -7,12 +7,15 @@ on the real chats is held in tests/e2e/test_real_chat_retrieval.py.
 
 from __future__ import annotations
 
+from datetime import date
+
 import numpy as np
 import pytest
 
 from gallery_app.core.chat import second_reading
 from gallery_app.core.chat.chunking import ChunkingConfig
 from gallery_app.core.chat.retrieval import ChatRetriever
+from gallery_app.core.chat.question_dates import spelled_day
 from gallery_app.core.chat.second_reading import PROMPT, SecondReading, reread_order
 from gallery_app.core.errors import ModelError
 from gallery_app.core.models.runtimes.llama_process import LanguageModelCrashed
@@ -89,3 +92,16 @@ def test_the_reading_weighs_half_the_first_stage():
 
 def test_a_failing_model_is_a_model_error():
     assert issubclass(LanguageModelCrashed, ModelError)
+
+
+def test_a_question_about_time_is_read_with_each_passage_s_day(library):
+    """The reader weighs a passage's day only when the question is about time ("When…", "on 3 May"): the day
+    heads each excerpt it reads, as on the passage's card; another question's excerpts are read without it."""
+    for question, with_day in (("When is Maya bringing the inflatable kayak?", True), (QUESTION, False)):
+        reader = Reader("kayak")
+        read = ChatRetriever(library, EMBEDDER, second_reading=SecondReading(reader)).retrieve(question, k=6)
+        (prompts, _continuation), = reader.read
+        first = read.matches[0]
+        shown = PROMPT.format(passage=f"{spelled_day(date.fromisoformat(first.day))}\n{first.excerpt}")
+        assert (shown in prompts) is with_day, prompts[0][:120]
+        assert any(first.excerpt in prompt for prompt in prompts)

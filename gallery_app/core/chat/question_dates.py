@@ -113,3 +113,22 @@ def spans_in_question(question: str, chat_first: date | None = None, chat_last: 
         # A date outside the chat (the wrong year guessed) cannot narrow anything.
         spans = [s for s in spans if s.last >= chat_first - timedelta(days=1) and s.first <= chat_last + timedelta(days=1)]
     return list(dict.fromkeys(spans))
+
+
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+                "November", "December")
+
+
+def spelled_day(day: date) -> str:
+    """"Saturday 29 January 2022", in English whatever the machine's locale (strftime's names follow it)."""
+    return f"{_WEEKDAYS[day.weekday()]} {day.day:02d} {_MONTH_NAMES[day.month - 1]} {day.year}"
+
+
+#: Words that ask for a time, in the languages above and Indonesian and romanised Hindi.
+_WHEN = frozenset({"when", "wanneer", "wann", "cuando", "quando", "quand", "kapan", "kab"})
+
+
+def asks_when(question: str) -> bool:
+    """Whether a question asks for a time ("When was it held last year?", "¿Cuándo…?", "Kapan…?")."""
+    return any(word in _WHEN for word in re.findall(r"\w+", _fold(question)))
