@@ -23,6 +23,8 @@ def day(y, m, d) -> DaySpan:
     ("Was hat Rens am 3. März geschrieben?", [day(2022, 3, 3)]),
     ("What happened on February 1st, 2022?", [day(2022, 2, 1)]),
     ("Qué pasó el 5 de marzo?", [day(2022, 3, 5)]),
+    ("Apa yang terjadi pada 12 Maret?", [day(2022, 3, 12)]),
+    ("Siapa yang datang di bulan Maret?", [DaySpan(date(2022, 3, 1), date(2022, 3, 31))]),
     ("What was said on 2022-02-11?", [day(2022, 2, 11)]),
     ("Where did they meet up in March?", [DaySpan(date(2022, 3, 1), date(2022, 3, 31))]),
     ("May I ask who won?", []),

@@ -1,4 +1,4 @@
-"""The days a question names ("on 1 February", "op 11 februari", "in November 2016", "am 3. März").
+"""The days a question names ("on 1 February", "op 11 februari", "in November 2016", "am 3. März", "12 Maret").
 
 People ask about chats by date far more often than documents, and an embedder cannot match
 "on 25 January" to a message's timestamp: the date is metadata, not text. This reads explicit
@@ -18,16 +18,16 @@ from datetime import date, timedelta
 _MONTHS = {
     1: "january jan januari januar janvier enero gennaio janeiro jänner",
     2: "february feb februari februar fevrier février febrero febbraio fevereiro",
-    3: "march mar maart märz marz mars marzo março marco",
+    3: "march mar maart märz marz mars marzo março marco maret",
     4: "april apr avril abril aprile",
     5: "may mei mai mayo maggio maio",
     6: "june jun juni juin junio giugno junho",
     7: "july jul juli juillet julio luglio julho",
-    8: "august aug augustus aout août agosto",
+    8: "august aug augustus aout août agosto agustus",
     9: "september sep sept septembre septiembre settembre setembro",
     10: "october oct oktober octobre octubre ottobre outubro okt",
     11: "november nov novembre noviembre novembro",
-    12: "december dec dezember decembre décembre diciembre dicembre dezembro dez",
+    12: "december dec dezember decembre décembre diciembre dicembre dezembro dez desember",
 }
 
 
@@ -49,7 +49,7 @@ _PATTERNS = [
     # 2022-02-01
     re.compile(r"\b(?P<iso>(?:19|20)\d\d-[01]\d-[0-3]\d)\b"),
     # November 2016, in March, van maart
-    re.compile(rf"\b(?:in|during|of|from|van|im|en|dans|em|del|di|uit)\s+{_MONTH}(?:\s+{_YEAR})?\b"),
+    re.compile(rf"\b(?:in|during|of|from|van|im|en|dans|em|del|di|uit|bulan)\s+{_MONTH}(?:\s+{_YEAR})?\b"),
     re.compile(rf"\b{_MONTH}\s+{_YEAR}\b"),
 ]
 
