@@ -14,8 +14,8 @@ import pytest
 
 from gallery_app.core.chat import second_reading
 from gallery_app.core.chat.chunking import ChunkingConfig
-from gallery_app.core.chat.retrieval import ChatRetriever
 from gallery_app.core.chat.question_dates import spelled_day
+from gallery_app.core.chat.retrieval import ChatRetriever
 from gallery_app.core.chat.second_reading import PROMPT, SecondReading, reread_order
 from gallery_app.core.errors import ModelError
 from gallery_app.core.models.runtimes.llama_process import LanguageModelCrashed

@@ -116,8 +116,8 @@ def spans_in_question(question: str, chat_first: date | None = None, chat_last: 
 
 
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-_MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-                "November", "December")
+#: English first in each month's names above.
+_MONTH_NAMES = tuple(_MONTHS[number].split()[0].capitalize() for number in range(1, 13))
 
 
 def spelled_day(day: date) -> str:

@@ -423,11 +423,12 @@ class ChatRetriever:
         windows = [int(scored.best_window[p]) for p in top]
         focus = window_messages(self.conn, windows)
         chunks = chunks_by_id(self.conn, [int(scored.chunk_ids[p]) for p in top])
-        excerpts = [self._excerpt(chunks[int(scored.chunk_ids[p])].message_ids, focus.get(window, []))
-                    for p, window in zip(top.tolist(), windows)]
-        if READ_WITH_DAY == 1 or (READ_WITH_DAY == 2 and (result.spans or asks_when(question))):
-            excerpts = [f"{spelled_day(date.fromisoformat(chunks[int(scored.chunk_ids[p])].day))}\n{excerpt}"
-                        for p, excerpt in zip(top.tolist(), excerpts)]
+        with_day = READ_WITH_DAY == 1 or (READ_WITH_DAY == 2 and bool(result.spans or asks_when(question)))
+        excerpts = []
+        for position, window in zip(top.tolist(), windows):
+            chunk = chunks[int(scored.chunk_ids[position])]
+            excerpt = self._excerpt(chunk.message_ids, focus.get(window, []))
+            excerpts.append(f"{spelled_day(date.fromisoformat(chunk.day))}\n{excerpt}" if with_day else excerpt)
         order = self.second_reading.reorder(scored.score[top], excerpts, question)
         if order is None:
             result.notices.append("The second reading of the passages failed, so they are in the first search's order.")
