@@ -231,3 +231,23 @@ def test_a_question_about_time_is_read_with_each_passage_s_day(real_chats, embed
     with_day = rank()
     monkeypatch.setattr(retrieval_module, "READ_WITH_DAY", 0)
     assert with_day <= 3 < rank(), with_day
+
+
+def test_the_calibrated_reading_puts_the_passage_that_answers_first(real_chats, embedder, reading, monkeypatch):
+    """ng14, "What minimum UTME score does the posted notice require for the full-time ND screening?": the
+    plain reading's first card highlighted a news summary posted the next day ("*BREAKING NEWS* … Cut off marks
+    are 150 for ND"); calibrated (each reading minus how likely "What did they say?" is after the same excerpt),
+    the first card highlights the posted notice itself, which the question asks about."""
+    from gallery_app.core.chat import second_reading as second_reading_module
+
+    item = _questions(real_chats, "nigerian_admissions")["ng14"]
+    _questions_, imported = real_chats["nigerian_admissions"]
+    gold = {imported.line_to_message[line] for line in item["gold_lines"]}
+
+    def first_answer() -> int | None:
+        session = ChatSession(imported.conn, embedder, None, AskOptions(passages=15), second_reading=reading)
+        return session.retrieve(item["question"])[1].matches[0].answer_message_id
+
+    calibrated = first_answer()
+    monkeypatch.setattr(second_reading_module, "CALIBRATION", 0.0)
+    assert calibrated in gold and first_answer() not in gold, calibrated

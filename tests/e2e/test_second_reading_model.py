@@ -59,6 +59,17 @@ def test_the_childs_likelihoods_are_llama_cpps_own(reading):
     assert np.allclose(question_likelihoods(reading.model, MESSAGES[::-1], QUESTION)[::-1], found, atol=0.02)
 
 
+def test_a_second_continuation_reads_the_prompt_once_and_is_what_it_is_alone(reading):
+    """The calibrated reading asks two questions after each excerpt; the second must not see the first's tokens."""
+    other = "What did they say?"
+    both = question_likelihoods(reading.model, MESSAGES, QUESTION, other)
+    assert both.shape == (len(MESSAGES), 2)
+    assert np.allclose(both[:, 0], question_likelihoods(reading.model, MESSAGES, QUESTION), atol=0.02)
+    assert np.allclose(both[:, 1], question_likelihoods(reading.model, MESSAGES, other), atol=0.02)
+    swapped = question_likelihoods(reading.model, MESSAGES, other, QUESTION)
+    assert np.allclose(swapped[:, ::-1], both, atol=0.02)
+
+
 def test_a_crashed_reader_leaves_the_order_and_the_next_question_gets_a_fresh_one(reading):
     scores = np.array([2.0, 1.0, 0.5])
     assert reading.reorder(scores, MESSAGES, QUESTION) is not None

@@ -189,7 +189,7 @@ def test_a_card_starts_just_above_a_best_window_further_down(qtbot):
 
 
 class _CrashedReader:
-    def continuation_likelihoods(self, prompts, continuation):
+    def continuation_likelihoods(self, prompts, continuations):
         from gallery_app.core.models.runtimes.llama_process import crash_error
 
         raise crash_error(-11, "Gemma 3 270M")

@@ -16,7 +16,7 @@ from gallery_app.core.chat import second_reading
 from gallery_app.core.chat.chunking import ChunkingConfig
 from gallery_app.core.chat.question_dates import spelled_day
 from gallery_app.core.chat.retrieval import ChatRetriever
-from gallery_app.core.chat.second_reading import PROMPT, SecondReading, reread_order
+from gallery_app.core.chat.second_reading import PROMPT, SecondReading, calibrated_order, reread_order
 from gallery_app.core.errors import ModelError
 from gallery_app.core.models.runtimes.llama_process import LanguageModelCrashed
 from tests.small_chats import open_small_library
@@ -33,13 +33,15 @@ class Reader:
         self.favourite = favourite
         self.read: list[tuple[list[str], str]] = []
 
-    def continuation_likelihoods(self, prompts, continuation):
-        self.read.append((list(prompts), continuation))
-        return [-1.0 if self.favourite in prompt else -5.0 for prompt in prompts]
+    def continuation_likelihoods(self, prompts, continuations):
+        question, *_content_free = continuations
+        self.read.append((list(prompts), question))
+        # A question that asks nothing in particular is as likely after every passage: calibration changes nothing.
+        return [[-1.0 if self.favourite in prompt else -5.0] + [-3.0] * len(_content_free) for prompt in prompts]
 
 
 class BrokenReader:
-    def continuation_likelihoods(self, prompts, continuation):
+    def continuation_likelihoods(self, prompts, continuations):
         raise LanguageModelCrashed("The language model stopped unexpectedly (signal 11, SIGSEGV).")
 
 
@@ -105,3 +107,21 @@ def test_a_question_about_time_is_read_with_each_passage_s_day(library):
         shown = PROMPT.format(passage=f"{spelled_day(date.fromisoformat(first.day))}\n{first.excerpt}")
         assert (shown in prompts) is with_day, prompts[0][:120]
         assert any(first.excerpt in prompt for prompt in prompts)
+
+
+def test_the_calibrated_reading_chooses_which_of_the_best_three_comes_first_and_nothing_else():
+    """An excerpt that makes any question likely (a broadcast) is read as likely for this question too; the
+    calibrated reading (minus a content-free question's likelihood) sees through that for the first place, but
+    which passages make the best three is the plain reading's."""
+    scores = np.array([2.0, 1.9, 1.8, 1.0, 0.9])
+    likelihoods = np.array([-1.0, -1.5, -1.6, -1.2, -4.0])
+    # The first passage's excerpt makes "What did they say?" likely too: the question is no likelier there.
+    content_free = np.array([-0.5, -3.0, -3.0, -0.1, -3.0])
+    plain = reread_order(scores, likelihoods, 0.5)
+    assert plain[:3].tolist() == [0, 1, 2]
+    calibrated = calibrated_order(scores, likelihoods, content_free, 0.5)
+    assert calibrated[0] != 0 and sorted(calibrated[:3].tolist()) == [0, 1, 2]
+    # The fourth passage would come first calibrated (its excerpt asks least of any question) but stays out.
+    assert calibrated[3:].tolist() == plain[3:].tolist()
+    # A content-free question as likely after every passage changes nothing.
+    assert calibrated_order(scores, likelihoods, np.full(5, -2.0), 0.5).tolist() == plain.tolist()

@@ -242,11 +242,12 @@ class ChatLLM:
         finally:
             stream.close()
 
-    def continuation_likelihoods(self, prompts: Sequence[str], continuation: str) -> list[float]:
-        """Per prompt (plain text, BOS first), the mean log-probability of ``continuation`` right after it."""
+    def continuation_likelihoods(self, prompts: Sequence[str], continuations: Sequence[str]) -> list[list[float]]:
+        """Per prompt (plain text, BOS first), per continuation, the mean log-probability of the continuation
+        right after the prompt (each prompt is read once, whatever the number of continuations)."""
         llama = self._model()
         tokens = [llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=False) for prompt in prompts]
-        following = llama.tokenize(continuation.encode("utf-8"), add_bos=False, special=False)
+        following = [llama.tokenize(text.encode("utf-8"), add_bos=False, special=False) for text in continuations]
         return llama.log_likelihoods(tokens, following)
 
     def release(self) -> None:

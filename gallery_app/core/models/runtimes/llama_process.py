@@ -91,32 +91,37 @@ def _serve(conn, path: str, n_ctx: int, threads: int | None, seed: int) -> None:
     llama.close()
 
 
-def mean_log_likelihoods(llama, prompts: Sequence[Sequence[int]], continuation: Sequence[int]) -> list[float]:
-    """Per prompt, the mean log-probability of ``continuation``'s tokens read right after it.
+def mean_log_likelihoods(llama, prompts: Sequence[Sequence[int]],
+                         continuations: Sequence[Sequence[int]]) -> list[list[float]]:
+    """Per prompt, per continuation, the mean log-probability of the continuation's tokens read right after it.
 
-    One pass per prompt: the prompt without logits (they are not needed), then its last token and the
-    continuation with logits, as ``Llama.eval`` does with ``logits_all`` but without keeping a row of
-    the whole vocabulary for every token of the prompt."""
+    The prompt is read once without logits (they are not needed); then, for each continuation, the prompt's
+    last token and the continuation with logits, as ``Llama.eval`` does with ``logits_all`` but without keeping
+    a row of the whole vocabulary for every token of the prompt. A second continuation costs its own tokens
+    only, not the prompt's again."""
     import numpy as np
 
-    if not continuation or not all(prompts):
+    if not continuations or not all(continuations) or not all(prompts):
         raise ValueError("A likelihood needs a prompt (at least its first token) and a continuation.")
-    wanted = np.asarray(continuation)
     n_vocab = llama.n_vocab()
     means = []
     for prompt in prompts:
         llama.reset()
         if len(prompt) > 1:
             llama.eval(list(prompt[:-1]))
-        # Row i of the logits is what the model expects after tail[i], i.e. continuation[i].
-        tail = [prompt[-1], *continuation[:-1]]
-        llama._ctx.kv_cache_seq_rm(-1, llama.n_tokens, -1)  # what an earlier prompt left beyond this one's
-        llama._batch.set_batch(batch=tail, n_past=llama.n_tokens, logits_all=True)
-        llama._ctx.decode(llama._batch)
-        rows = np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(len(tail) * n_vocab,)).reshape(len(tail), n_vocab)
-        top = rows.max(axis=1, keepdims=True)
-        log_norm = np.log(np.exp(rows - top).sum(axis=1)) + top[:, 0]
-        means.append(float(np.mean(rows[np.arange(len(tail)), wanted] - log_norm)))
+        per_continuation = []
+        for continuation in continuations:
+            # Row i of the logits is what the model expects after tail[i], i.e. continuation[i].
+            tail = [prompt[-1], *continuation[:-1]]
+            # What an earlier prompt or continuation left beyond this prompt is dropped first.
+            llama._ctx.kv_cache_seq_rm(-1, llama.n_tokens, -1)
+            llama._batch.set_batch(batch=tail, n_past=llama.n_tokens, logits_all=True)
+            llama._ctx.decode(llama._batch)
+            rows = np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(len(tail) * n_vocab,)).reshape(len(tail), n_vocab)
+            top = rows.max(axis=1, keepdims=True)
+            log_norm = np.log(np.exp(rows - top).sum(axis=1)) + top[:, 0]
+            per_continuation.append(float(np.mean(rows[np.arange(len(tail)), np.asarray(continuation)] - log_norm)))
+        means.append(per_continuation)
     llama.reset()
     return means
 
@@ -188,9 +193,11 @@ class LlamaProcess:
     def detokenize(self, tokens: Sequence[int], special: bool = False) -> bytes:
         return self._call(("detokenize", list(tokens), special))
 
-    def log_likelihoods(self, prompts: Sequence[Sequence[int]], continuation: Sequence[int]) -> list[float]:
-        """Per prompt, how likely ``continuation`` is right after it (mean log-probability of its tokens)."""
-        return self._call(("likelihoods", [list(p) for p in prompts], list(continuation)))
+    def log_likelihoods(self, prompts: Sequence[Sequence[int]],
+                        continuations: Sequence[Sequence[int]]) -> list[list[float]]:
+        """Per prompt, per continuation, how likely it is right after the prompt (mean log-probability of its
+        tokens)."""
+        return self._call(("likelihoods", [list(p) for p in prompts], [list(c) for c in continuations]))
 
     def complete(self, prompt_tokens: Sequence[int], **kwargs) -> Iterator[str]:
         """The completion's text pieces as the child writes them; closing the iterator early stops the child's."""
