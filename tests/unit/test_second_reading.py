@@ -113,15 +113,19 @@ def test_the_calibrated_reading_chooses_which_of_the_best_three_comes_first_and_
     """An excerpt that makes any question likely (a broadcast) is read as likely for this question too; the
     calibrated reading (minus a content-free question's likelihood) sees through that for the first place, but
     which passages make the best three is the plain reading's."""
-    scores = np.array([2.0, 1.9, 1.8, 1.0, 0.9])
-    likelihoods = np.array([-1.0, -1.5, -1.6, -1.2, -4.0])
+    scores = np.array([2.0, 1.9, 1.8, 1.7, 0.9])
+    likelihoods = np.array([-1.0, -1.5, -1.6, -2.5, -4.0])
     # The first passage's excerpt makes "What did they say?" likely too: the question is no likelier there.
-    content_free = np.array([-0.5, -3.0, -3.0, -0.1, -3.0])
+    content_free = np.array([-0.5, -3.0, -3.0, -6.0, -3.0])
     plain = reread_order(scores, likelihoods, 0.5)
     assert plain[:3].tolist() == [0, 1, 2]
     calibrated = calibrated_order(scores, likelihoods, content_free, 0.5)
     assert calibrated[0] != 0 and sorted(calibrated[:3].tolist()) == [0, 1, 2]
-    # The fourth passage would come first calibrated (its excerpt asks least of any question) but stays out.
+    # The others keep the plain reading's order: only the first place is the calibrated reading's.
+    assert calibrated[1:].tolist() == [i for i in plain.tolist() if i != calibrated[0]]
+    # The fourth passage comes first calibrated (after its excerpt "What did they say?" is least likely, so
+    # calibration lifts it most) but stays out of the best three.
+    assert reread_order(scores, likelihoods - content_free, 0.5)[0] == 3
     assert calibrated[3:].tolist() == plain[3:].tolist()
     # A content-free question as likely after every passage changes nothing.
     assert calibrated_order(scores, likelihoods, np.full(5, -2.0), 0.5).tolist() == plain.tolist()

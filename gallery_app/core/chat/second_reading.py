@@ -75,14 +75,16 @@ def reread_order(scores: np.ndarray, likelihoods: np.ndarray, weight: float) -> 
 
 
 def calibrated_order(scores: np.ndarray, likelihoods: np.ndarray, content_free: np.ndarray, weight: float) -> np.ndarray:
-    """``reread_order``, with its best CALIBRATED_HEAD put in the order the calibrated reading gives them."""
+    """``reread_order``, with the one of its best CALIBRATED_HEAD that the calibrated reading ranks highest first;
+    the rest keep their order (the calibrated reading was measured better at the first place only)."""
     order = reread_order(scores, likelihoods, weight)
     if not CALIBRATION or CALIBRATED_HEAD < 2:
         return order
     place = np.empty(len(order), dtype=int)
     place[reread_order(scores, likelihoods - CALIBRATION * content_free, weight)] = np.arange(len(order))
     head = order[:CALIBRATED_HEAD]
-    return np.concatenate([head[np.argsort(place[head], kind="stable")], order[CALIBRATED_HEAD:]])
+    first = head[np.argmin(place[head])]
+    return np.concatenate([[first], order[order != first]])
 
 
 class SecondReading:
