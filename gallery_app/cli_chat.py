@@ -402,7 +402,7 @@ def add_chat_commands(commands: argparse._SubParsersAction) -> None:
                                 default=AskOptions.follow_ups.value, help="how a follow-up question is searched for")
             parser.add_argument("--read-again", choices=["on", "off"], default="on" if AskOptions.read_again else "off",
                                 help="read the best passages a second time with a small offline model (Gemma 3 "
-                                     "270M): better order, about 4 s more per question on 2 cores")
+                                     "270M): better order, about 4–5 s more per question on 2 cores")
             parser.add_argument("--show-prompt", action="store_true", help="print the exact prompt sent to the model")
             add_instructions_option(parser)
 

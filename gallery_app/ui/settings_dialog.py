@@ -133,7 +133,7 @@ class SettingsDialog(QDialog):
         form.addRow("Passages per question", self.passages)
         self.read_again = QCheckBox("Read the best passages a second time (Gemma 3 270M, offline)")
         self.read_again.setChecked(self.original.read_again)
-        self.read_again.setToolTip("Finds the passage that answers more often; about 4 s more per question on 2 cores "
+        self.read_again.setToolTip("Finds the passage that answers more often; about 4–5 s more per question on 2 cores "
                                    "and about 500 MB of memory while the window is open.")
         form.addRow("Second reading", self.read_again)
 
