@@ -32,10 +32,12 @@ class Reader:
     def __init__(self, favourite: str):
         self.favourite = favourite
         self.read: list[tuple[list[str], str]] = []
+        self.continuations: list[list[str]] = []
 
     def continuation_likelihoods(self, prompts, continuations):
         question, *_content_free = continuations
         self.read.append((list(prompts), question))
+        self.continuations.append(list(continuations))
         # A question that asks nothing in particular is as likely after every passage: calibration changes nothing.
         return [[-1.0 if self.favourite in prompt else -5.0] + [-3.0] * len(_content_free) for prompt in prompts]
 
@@ -129,3 +131,14 @@ def test_the_calibrated_reading_chooses_which_of_the_best_three_comes_first_and_
     assert calibrated[3:].tolist() == plain[3:].tolist()
     # A content-free question as likely after every passage changes nothing.
     assert calibrated_order(scores, likelihoods, np.full(5, -2.0), 0.5).tolist() == plain.tolist()
+
+
+@pytest.mark.parametrize("calibration, asked", [(1.0, [" " + QUESTION, " What did they say?"]), (0.0, [" " + QUESTION])])
+def test_the_content_free_question_is_asked_only_when_it_chooses_the_first_place(library, monkeypatch, calibration,
+                                                                                   asked):
+    # Its tokens make the reading about 1.2 x as long: not paid for when the calibrated reading is turned off.
+    monkeypatch.setattr(second_reading, "CALIBRATION", calibration)
+    reader = Reader("kayak")
+    read = ChatRetriever(library, EMBEDDER, second_reading=SecondReading(reader)).retrieve(QUESTION, k=6)
+    assert reader.continuations == [asked]
+    assert "kayak" in read.matches[0].excerpt

@@ -74,11 +74,18 @@ def reread_order(scores: np.ndarray, likelihoods: np.ndarray, weight: float) -> 
     return np.argsort(-combined, kind="stable")
 
 
-def calibrated_order(scores: np.ndarray, likelihoods: np.ndarray, content_free: np.ndarray, weight: float) -> np.ndarray:
+def calibrates() -> bool:
+    """Whether the first place is chosen by the calibrated reading (read when asked, so a bench's --constant
+    reaches it); when not, the content-free question is not asked at all."""
+    return bool(CALIBRATION) and CALIBRATED_HEAD >= 2
+
+
+def calibrated_order(scores: np.ndarray, likelihoods: np.ndarray, content_free: np.ndarray | None,
+                     weight: float) -> np.ndarray:
     """``reread_order``, with the one of its best CALIBRATED_HEAD that the calibrated reading ranks highest first;
     the rest keep their order (the calibrated reading was measured better at the first place only)."""
     order = reread_order(scores, likelihoods, weight)
-    if not CALIBRATION or CALIBRATED_HEAD < 2:
+    if content_free is None or not calibrates():
         return order
     place = np.empty(len(order), dtype=int)
     place[reread_order(scores, likelihoods - CALIBRATION * content_free, weight)] = np.arange(len(order))
@@ -101,12 +108,14 @@ class SecondReading:
         """The new order of ``passages`` (best first, scored ``scores``), or None when the model failed."""
         if len(passages) < 2 or not question.strip():
             return np.arange(len(passages))
+        others = (CONTENT_FREE_QUESTION,) if calibrates() else ()
         try:
-            read = question_likelihoods(self.model, passages, question, CONTENT_FREE_QUESTION)
+            read = question_likelihoods(self.model, passages, question, *others).reshape(len(passages), -1)
         except ModelError as error:
             log.warning("The second reading was skipped: %s", error.message)
             return None
-        return calibrated_order(np.asarray(scores, dtype=np.float64), read[:, 0], read[:, 1], READ_AGAIN_WEIGHT)
+        content_free = read[:, 1] if others else None
+        return calibrated_order(np.asarray(scores, dtype=np.float64), read[:, 0], content_free, READ_AGAIN_WEIGHT)
 
     def release(self) -> None:
         release = getattr(self.model, "release", None)
