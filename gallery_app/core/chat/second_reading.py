@@ -76,7 +76,8 @@ def reread_order(scores: np.ndarray, likelihoods: np.ndarray, weight: float) -> 
 
 def calibrates() -> bool:
     """Whether the first place is chosen by the calibrated reading (read when asked, so a bench's --constant
-    reaches it); when not, the content-free question is not asked at all."""
+    reaches it); when not, the content-free question is not asked at all (with CALIBRATION 0 or a head of one,
+    ``calibrated_order`` would keep the plain order anyway)."""
     return bool(CALIBRATION) and CALIBRATED_HEAD >= 2
 
 
@@ -85,7 +86,7 @@ def calibrated_order(scores: np.ndarray, likelihoods: np.ndarray, content_free: 
     """``reread_order``, with the one of its best CALIBRATED_HEAD that the calibrated reading ranks highest first;
     the rest keep their order (the calibrated reading was measured better at the first place only)."""
     order = reread_order(scores, likelihoods, weight)
-    if content_free is None or not calibrates():
+    if content_free is None:
         return order
     place = np.empty(len(order), dtype=int)
     place[reread_order(scores, likelihoods - CALIBRATION * content_free, weight)] = np.arange(len(order))
@@ -108,14 +109,16 @@ class SecondReading:
         """The new order of ``passages`` (best first, scored ``scores``), or None when the model failed."""
         if len(passages) < 2 or not question.strip():
             return np.arange(len(passages))
-        others = (CONTENT_FREE_QUESTION,) if calibrates() else ()
         try:
-            read = question_likelihoods(self.model, passages, question, *others).reshape(len(passages), -1)
+            if calibrates():
+                read = question_likelihoods(self.model, passages, question, CONTENT_FREE_QUESTION)
+                likelihoods, content_free = read[:, 0], read[:, 1]
+            else:
+                likelihoods, content_free = question_likelihoods(self.model, passages, question), None
         except ModelError as error:
             log.warning("The second reading was skipped: %s", error.message)
             return None
-        content_free = read[:, 1] if others else None
-        return calibrated_order(np.asarray(scores, dtype=np.float64), read[:, 0], content_free, READ_AGAIN_WEIGHT)
+        return calibrated_order(np.asarray(scores, dtype=np.float64), likelihoods, content_free, READ_AGAIN_WEIGHT)
 
     def release(self) -> None:
         release = getattr(self.model, "release", None)

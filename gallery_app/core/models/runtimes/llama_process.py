@@ -104,13 +104,14 @@ def mean_log_likelihoods(llama, prompts: Sequence[Sequence[int]],
     if not continuations or not all(continuations) or not all(prompts):
         raise ValueError("A likelihood needs a prompt (at least its first token) and a continuation.")
     n_vocab = llama.n_vocab()
+    wanted = [np.asarray(continuation) for continuation in continuations]
     means = []
     for prompt in prompts:
         llama.reset()
         if len(prompt) > 1:
             llama.eval(list(prompt[:-1]))
         per_continuation = []
-        for continuation in continuations:
+        for continuation, wanted_tokens in zip(continuations, wanted):
             # Row i of the logits is what the model expects after tail[i], i.e. continuation[i].
             tail = [prompt[-1], *continuation[:-1]]
             # What an earlier prompt or continuation left beyond this prompt is dropped first.
@@ -120,7 +121,7 @@ def mean_log_likelihoods(llama, prompts: Sequence[Sequence[int]],
             rows = np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(len(tail) * n_vocab,)).reshape(len(tail), n_vocab)
             top = rows.max(axis=1, keepdims=True)
             log_norm = np.log(np.exp(rows - top).sum(axis=1)) + top[:, 0]
-            per_continuation.append(float(np.mean(rows[np.arange(len(tail)), np.asarray(continuation)] - log_norm)))
+            per_continuation.append(float(np.mean(rows[np.arange(len(tail)), wanted_tokens] - log_norm)))
         means.append(per_continuation)
     llama.reset()
     return means
