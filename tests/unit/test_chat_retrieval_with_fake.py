@@ -322,3 +322,29 @@ def test_a_broadcast_pasted_again_is_found_once(tmp_path):
     conn.close()
     assert sum(notice in match.text for match in matches) == 1
     assert "Ada: the screening hall is the one near the main gate, red building" in matches[1].text
+
+
+def test_a_year_named_alone_lifts_that_year_s_passages_less_than_a_month(tmp_path):
+    """"…in 2016?" on a chat of two Novembers: the 2016 passage comes first although the 2017 one shares one more of
+    the question's words; a year says less about a passage than a month does, so it lifts less."""
+    chat = ["20/11/2016, 14:33 - Rahul: Thanksgiving holiday at my cousins house",
+            "21/11/2016, 18:00 - Udit: squash tomorrow",
+            "03/02/2017, 10:00 - Sunil: exams are over",
+            "17/11/2017, 10:35 - Rahul: Thanksgiving holiday, I spend it at my friends house",
+            "20/11/2017, 09:00 - Udit: new phone cover",
+            "02/01/2018, 12:00 - Akshay: happy new year"]
+    conn = open_store(tmp_path / "gallery.db")
+    import_chat(conn, write_chat(tmp_path, chat), EMBEDDER, config=ChunkingConfig(lead_in=False))
+    retriever = ChatRetriever(conn, EMBEDDER)
+
+    def score_of(found, day: str) -> float:
+        return next(m.score for m in found.matches if m.day == day)
+
+    undated = retriever.retrieve("Where did Rahul spend the Thanksgiving holiday?", k=6)
+    in_year = retriever.retrieve("Where did Rahul spend the Thanksgiving holiday in 2016?", k=6)
+    in_month = retriever.retrieve("Where did Rahul spend the Thanksgiving holiday in November 2016?", k=6)
+    conn.close()
+    assert undated.matches[0].day == "2017-11-17"
+    assert in_year.matches[0].day == "2016-11-20"
+    assert in_year.spans == [DaySpan(date(2016, 1, 1), date(2016, 12, 31))]
+    assert score_of(in_month, "2016-11-20") > score_of(in_year, "2016-11-20") > score_of(undated, "2016-11-20")

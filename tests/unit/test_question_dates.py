@@ -40,6 +40,19 @@ def test_a_month_without_a_year_means_every_year_the_chat_covers():
     assert spans_in_question("in September 2016", *CHAT_2016_2018) == [DaySpan(date(2016, 9, 1), date(2016, 9, 30))]
 
 
+@pytest.mark.parametrize("question,expected", [
+    ("Where did Rahul go for the Thanksgiving holiday in 2016?", [DaySpan(date(2016, 1, 1), date(2016, 12, 31))]),
+    ("¿Qué pasó en 2017?", [DaySpan(date(2017, 1, 1), date(2017, 12, 31))]),
+    ("in September 2016", [DaySpan(date(2016, 9, 1), date(2016, 9, 30))]),  # the month, not also its year
+    ("on 2017-03-01", [day(2017, 3, 1)]),
+    ("What happened in 2019?", []),  # outside the chat
+    ("Who watched the 2016-17 season?", []),  # a range, not a year
+    ("Was the form 2000 naira?", []),  # an amount, and outside the chat anyway
+])
+def test_a_year_alone_is_a_span_of_the_whole_year(question, expected):
+    assert spans_in_question(question, *CHAT_2016_2018) == expected
+
+
 def test_impossible_dates_are_ignored():
     assert spans_in_question("on 31 February", *CHAT_2022) == []
 

@@ -1,9 +1,9 @@
-"""The days a question names ("on 1 February", "op 11 februari", "in November 2016", "am 3. März", "12 Maret").
+"""The days a question names ("on 1 February", "op 11 februari", "in November 2016", "am 3. März", "12 Maret", "in 2016").
 
 People ask about chats by date far more often than documents, and an embedder cannot match
 "on 25 January" to a message's timestamp: the date is metadata, not text. This reads explicit
-dates and months in the languages chats are commonly written in; a date without a year gets every
-year the chat covers. Relative dates ("yesterday", "last summer") are left alone: relative to what
+dates, months and years in the languages chats are commonly written in; a date without a year gets
+every year the chat covers. Relative dates ("yesterday", "last summer") are left alone: relative to what
 is ambiguous when the chat is years old.
 """
 
@@ -51,6 +51,9 @@ _PATTERNS = [
     # November 2016, in March, van maart
     re.compile(rf"\b(?:in|during|of|from|van|im|en|dans|em|del|di|uit|bulan)\s+{_MONTH}(?:\s+{_YEAR})?\b"),
     re.compile(rf"\b{_MONTH}\s+{_YEAR}\b"),
+    # in 2016, en 2021, tahun 2018: a year alone, last so that a date or month that holds it wins.
+    # Not part of a range or a number ("2016-17", "2018/19", "1.2019").
+    re.compile(rf"(?<![-/.:])\b{_YEAR}\b(?![-/.:]?\d)"),
 ]
 
 
@@ -95,7 +98,12 @@ def spans_in_question(question: str, chat_first: date | None = None, chat_last: 
                 spans.append(DaySpan(day, day))
                 taken.append(found.span())
                 continue
-            name = groups["month"]
+            name = groups.get("month")
+            if name is None:
+                year = int(groups["year"])
+                spans.append(DaySpan(date(year, 1, 1), date(year, 12, 31)))
+                taken.append(found.span())
+                continue
             month = _MONTH_BY_NAME[name]
             if name in _AMBIGUOUS and not (groups.get("day") or groups.get("year")):
                 continue

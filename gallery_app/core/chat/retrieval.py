@@ -284,7 +284,9 @@ class ChatRetriever:
                 for c, day in zip(scored.chunk_ids.tolist(), scored.days)]
         lift = np.zeros(len(days))
         for span in spans:
-            weight = 1.0 if (span.last - span.first).days < 7 else 0.5
+            # The wider the span, the less it says about one passage: a day, a month, a year.
+            length = (span.last - span.first).days
+            weight = 1.0 if length < 7 else 0.5 if length < 32 else 0.25
             distance = np.array([min(span.distance(day), span.distance(evening)) for day, evening in days])
             lift = np.maximum(lift, weight * np.where(distance == 0, DATE_LIFT,
                                                       np.where(distance == 1, DATE_NEAR_LIFT, 0.0)))
