@@ -251,3 +251,21 @@ def test_the_calibrated_reading_puts_the_passage_that_answers_first(real_chats, 
     calibrated = first_answer()
     monkeypatch.setattr(second_reading_module, "CALIBRATION", 0.0)
     assert calibrated in gold and first_answer() not in gold, calibrated
+
+
+def test_a_question_for_an_amount_finds_the_message_with_the_price(real_chats, embedder, reading, monkeypatch):
+    """en09, "What price did Rahul ask for the SUV he advertised to the group?": the advert ("Porsche Cayenne S
+    on sale - … 150000 Dhs") was 4th behind passages about phone covers and the cars Rahul has; passages whose
+    window says a number are lifted for a question that asks for an amount, and it is in the top 3."""
+    from gallery_app.core.chat import retrieval as retrieval_module
+
+    item = _questions(real_chats, "english_students")["en09"]
+    _questions_, imported = real_chats["english_students"]
+
+    def rank() -> int | None:
+        session = ChatSession(imported.conn, embedder, None, AskOptions(passages=15), second_reading=reading)
+        return _rank(session.retrieve(item["question"])[1], imported, item["gold_lines"])
+
+    lifted = rank()
+    monkeypatch.setattr(retrieval_module, "AMOUNT_LIFT", 0.0)
+    assert lifted <= 3 < rank(), lifted

@@ -348,3 +348,26 @@ def test_a_year_named_alone_lifts_that_year_s_passages_less_than_a_month(tmp_pat
     assert in_year.matches[0].day == "2016-11-20"
     assert in_year.spans == [DaySpan(date(2016, 1, 1), date(2016, 12, 31))]
     assert score_of(in_month, "2016-11-20") > score_of(in_year, "2016-11-20") > score_of(undated, "2016-11-20")
+
+
+@pytest.mark.parametrize("lift", [0.0, 0.5])
+def test_a_question_for_an_amount_prefers_the_passage_that_says_a_number(tmp_path, monkeypatch, lift):
+    """"How much…" is answered by the message with the price, though the one about selling the car shares more of
+    the question's words; a question that asks no amount keeps the embedder's order."""
+    from gallery_app.core.chat import retrieval as retrieval_module
+
+    monkeypatch.setattr(retrieval_module, "AMOUNT_LIFT", lift)
+    chat = ["27/12/2016, 21:48 - Rahul: Porsche on sale, all black, 150000 Dhs",
+            "28/12/2016, 10:00 - Udit: squash tomorrow",
+            "03/02/2017, 10:00 - Sunil: exams are over",
+            "21/12/2017, 08:28 - Rahul: I sold the Porsche, did you ask about it?",
+            "22/12/2017, 09:00 - Udit: new phone cover",
+            "02/01/2018, 12:00 - Akshay: happy new year"]
+    conn = open_store(tmp_path / "gallery.db")
+    import_chat(conn, write_chat(tmp_path, chat), EMBEDDER, config=ChunkingConfig(lead_in=False))
+    retriever = ChatRetriever(conn, EMBEDDER)
+    how_much = retriever.retrieve("How much did Rahul ask for the Porsche on sale?", k=3)
+    sold = retriever.retrieve("Did Rahul sell the Porsche?", k=3)
+    conn.close()
+    assert how_much.matches[0].day == ("2016-12-27" if lift else "2017-12-21")
+    assert sold.matches[0].day == "2017-12-21"

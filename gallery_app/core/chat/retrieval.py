@@ -27,6 +27,7 @@ from pathlib import Path
 import apsw
 import numpy as np
 
+from gallery_app.core.chat.answer_types import asks_for_an_amount, holds_a_number
 from gallery_app.core.chat.ask_options import AskOptions
 from gallery_app.core.chat.chunking import DEFAULT_MESSAGE_WINDOW_WORDS, carries_words, is_question, passage_lines
 from gallery_app.core.chat.language import guess_language
@@ -75,6 +76,12 @@ ANSWER_BY_CONTEXT = False
 #: Among this many best passages, one whose best window repeats a better one's text (a broadcast pasted again)
 #: is left out (0: kept), so the cards and the second reading hold that many different passages.
 COLLAPSE_DEPTH = 60
+#: A question that asks for an amount ("How much…", "¿Cuántos…", "Berapa…") lifts, among the best AMOUNT_DEPTH
+#: passages, those whose best window has a message with a number in it (``answer_types``), by this many standard
+#: deviations. Over the six real chats mean R@3 0.783 -> 0.790 (en09, the SUV's price, 4th -> top 3), no set
+#: down, R@1 and evidence@1 unchanged (docs/chat.md).
+AMOUNT_LIFT = 0.5
+AMOUNT_DEPTH = 60
 #: The second reading reads each excerpt under its day ("Saturday 29 January 2022", as its card heads it): 2 for a
 #: question that names a day or asks when (the default), 1 always, 0 never. For a question about time the day is
 #: what the reader must weigh ("And when was it held last year?"); read always, it moved R@1 and evidence@1 down
@@ -360,6 +367,8 @@ class ChatRetriever:
             self._lift_rare_words(scored, question, chats)
         eligible = np.flatnonzero(scored.similarity >= min_score)
         ranked = eligible[np.argsort(-scored.score[eligible], kind="stable")]
+        if AMOUNT_LIFT and asks_for_an_amount(question):
+            ranked = self._lift_amounts(ranked, scored)
         if RERANK_DEPTH:
             ranked = self._rerank_by_messages(ranked, scored, queries[:1])
         if COLLAPSE_DEPTH:
@@ -397,18 +406,31 @@ class ChatRetriever:
                                         self._excerpt(chunk.message_ids, focus_ids), answer))
         return result
 
+    def _best_windows_said(self, positions: np.ndarray, scored: _Scored) -> list[list[str]]:
+        """Per passage at ``positions``, the texts of its best window's messages that say something
+        (``carries_words``: no placeholders, no bare game scores)."""
+        windows = [int(scored.best_window[p]) for p in positions]
+        members = window_messages(self.conn, windows)
+        texts = {m.id: m.text for m in messages_by_id(self.conn, sorted({i for ids in members.values() for i in ids}))}
+        return [[texts[i] for i in members.get(window, []) if i in texts and carries_words(texts[i])]
+                for window in windows]
+
+    def _lift_amounts(self, ranked: np.ndarray, scored: _Scored) -> np.ndarray:
+        """``ranked`` with its first passages lifted by AMOUNT_LIFT where their best window says a number."""
+        top = ranked[:AMOUNT_DEPTH]
+        for position, said in zip(top.tolist(), self._best_windows_said(top, scored)):
+            if any(holds_a_number(text) for text in said):
+                scored.score[position] += AMOUNT_LIFT
+        return np.concatenate([top[np.argsort(-scored.score[top], kind="stable")], ranked[len(top):]])
+
     def _without_repeats(self, ranked: np.ndarray, scored: _Scored) -> np.ndarray:
         """``ranked`` without a passage whose best window says what a better one's did (a broadcast pasted
         again, by anyone): the person would read it twice, and it takes a place another passage could have."""
         top = ranked[:COLLAPSE_DEPTH]
-        windows = [int(scored.best_window[p]) for p in top]
-        members = window_messages(self.conn, windows)
-        texts = {m.id: m.text for m in messages_by_id(self.conn, sorted({i for ids in members.values() for i in ids}))}
         seen: set[tuple[str, ...]] = set()
         kept = []
-        for position, window in zip(top.tolist(), windows):
-            said = tuple(" ".join(texts[i].split()).casefold() for i in members.get(window, [])
-                         if i in texts and carries_words(texts[i]))
+        for position, texts in zip(top.tolist(), self._best_windows_said(top, scored)):
+            said = tuple(" ".join(text.split()).casefold() for text in texts)
             if said and said in seen:
                 continue
             seen.add(said)
