@@ -13,13 +13,13 @@ from __future__ import annotations
 import re
 
 _ASKS_FOR_AN_AMOUNT = re.compile(
-    r"\b(?:how (?:much|many|long|old|far|high|expensive)|what price|"  # English
+    r"\b(?:how (?:much|many|long|old|far|high|expensive)|what (?:price|time)|"  # English
     r"hoeveel|hoe (?:laat|lang|oud|duur)|"  # Dutch
     r"cu[aá]nt[oa]s?|a qu[eé] hora|qu[eé] precio|"  # Spanish
     r"berapa|"  # Indonesian
     r"kitn[aei]|"  # romanised Hindi
     r"wie ?viele?|wie (?:lange|alt|teuer)|um wie ?viel uhr|"  # German
-    r"quant[oa]s?|combien)\b",  # Portuguese, Italian, French
+    r"quant[oa]s?|que horas|combien|quelle heure)\b",  # Portuguese, Italian, French
     re.IGNORECASE)
 #: Digits that are not an amount: a link's, an @-mentioned phone number's.
 _NOT_AN_AMOUNT = re.compile(r"\S*://\S+|www\.\S+|@\d+")
