@@ -324,6 +324,17 @@ def test_a_broadcast_pasted_again_is_found_once(tmp_path):
     assert "Ada: the screening hall is the one near the main gate, red building" in matches[1].text
 
 
+def _ask_small_chat(tmp_path, chat: list[str], questions: list[str]):
+    """Each question's retrieval (six passages) in ``chat`` (export lines) imported alone, without lead-ins."""
+    conn = open_store(tmp_path / "gallery.db")
+    try:
+        import_chat(conn, write_chat(tmp_path, chat), EMBEDDER, config=ChunkingConfig(lead_in=False))
+        retriever = ChatRetriever(conn, EMBEDDER)
+        return [retriever.retrieve(question, k=6) for question in questions]
+    finally:
+        conn.close()
+
+
 def test_a_year_named_alone_lifts_that_year_s_passages_less_than_a_month(tmp_path):
     """"…in 2016?" on a chat of two Novembers: the 2016 passage comes first although the 2017 one shares one more of
     the question's words; a year says less about a passage than a month does, so it lifts less."""
@@ -333,17 +344,13 @@ def test_a_year_named_alone_lifts_that_year_s_passages_less_than_a_month(tmp_pat
             "17/11/2017, 10:35 - Rahul: Thanksgiving holiday, I spend it at my friends house",
             "20/11/2017, 09:00 - Udit: new phone cover",
             "02/01/2018, 12:00 - Akshay: happy new year"]
-    conn = open_store(tmp_path / "gallery.db")
-    import_chat(conn, write_chat(tmp_path, chat), EMBEDDER, config=ChunkingConfig(lead_in=False))
-    retriever = ChatRetriever(conn, EMBEDDER)
+    question = "Where did Rahul spend the Thanksgiving holiday"
+    undated, in_year, in_month = _ask_small_chat(tmp_path, chat, [f"{question}?", f"{question} in 2016?",
+                                                                  f"{question} in November 2016?"])
 
     def score_of(found, day: str) -> float:
         return next(m.score for m in found.matches if m.day == day)
 
-    undated = retriever.retrieve("Where did Rahul spend the Thanksgiving holiday?", k=6)
-    in_year = retriever.retrieve("Where did Rahul spend the Thanksgiving holiday in 2016?", k=6)
-    in_month = retriever.retrieve("Where did Rahul spend the Thanksgiving holiday in November 2016?", k=6)
-    conn.close()
     assert undated.matches[0].day == "2017-11-17"
     assert in_year.matches[0].day == "2016-11-20"
     assert in_year.spans == [DaySpan(date(2016, 1, 1), date(2016, 12, 31))]
@@ -363,11 +370,7 @@ def test_a_question_for_an_amount_prefers_the_passage_that_says_a_number(tmp_pat
             "21/12/2017, 08:28 - Rahul: I sold the Porsche, did you ask about it?",
             "22/12/2017, 09:00 - Udit: new phone cover",
             "02/01/2018, 12:00 - Akshay: happy new year"]
-    conn = open_store(tmp_path / "gallery.db")
-    import_chat(conn, write_chat(tmp_path, chat), EMBEDDER, config=ChunkingConfig(lead_in=False))
-    retriever = ChatRetriever(conn, EMBEDDER)
-    how_much = retriever.retrieve("How much did Rahul ask for the Porsche on sale?", k=3)
-    sold = retriever.retrieve("Did Rahul sell the Porsche?", k=3)
-    conn.close()
+    how_much, sold = _ask_small_chat(tmp_path, chat, ["How much did Rahul ask for the Porsche on sale?",
+                                                      "Did Rahul sell the Porsche?"])
     assert how_much.matches[0].day == ("2016-12-27" if lift else "2017-12-21")
     assert sold.matches[0].day == "2017-12-21"
