@@ -45,7 +45,8 @@ from gallery_app.core.z_scores import z_scores
 EXCERPT_MARGIN = 1
 RRF_K = 60
 #: Lift (in standard deviations of the question's window scores) for a passage on a day the question
-#: names, and on the day either side of it; a month or longer span lifts half as much.
+#: names, and on the day either side of it; a month lifts half as much, a year a quarter (the wider the span, the less
+#: it says about one passage).
 DATE_LIFT = 2.0
 DATE_NEAR_LIFT = 1.0
 #: A language needs this many windows to be scored on its own scale.
