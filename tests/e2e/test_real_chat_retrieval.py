@@ -269,3 +269,22 @@ def test_a_question_for_an_amount_finds_the_message_with_the_price(real_chats, e
     lifted = rank()
     monkeypatch.setattr(retrieval_module, "AMOUNT_LIFT", 0.0)
     assert lifted <= 3 < rank(), lifted
+
+
+def test_the_reader_reads_unsaved_numbers_as_members_and_puts_the_answer_first(real_chats, embedder, reading,
+                                                                              monkeypatch):
+    """id08, "Is there a UTG 1 test site in Balikpapan? If not, which one is closest?", on a helpdesk whose askers
+    are unsaved numbers: read with "+62 8xx-xxxx-xxxx:" on every line, the passage that answers was second; read
+    with "Member A:" instead, it is first."""
+    from gallery_app.core.chat import retrieval as retrieval_module
+
+    item = _questions(real_chats, "indonesian_helpdesk")["id08"]
+    _questions_, imported = real_chats["indonesian_helpdesk"]
+
+    def rank() -> int | None:
+        session = ChatSession(imported.conn, embedder, None, AskOptions(passages=15), second_reading=reading)
+        return _rank(session.retrieve(item["question"])[1], imported, item["gold_lines"])
+
+    plain = rank()
+    monkeypatch.setattr(retrieval_module, "READ_PLAIN_NUMBERS", False)
+    assert plain == 1 < rank(), plain

@@ -14,13 +14,15 @@ import pytest
 
 from gallery_app.core.chat import second_reading
 from gallery_app.core.chat.chunking import ChunkingConfig
+from gallery_app.core.chat.importer import import_chat
 from gallery_app.core.chat.question_dates import spelled_day
 from gallery_app.core.chat.retrieval import ChatRetriever
 from gallery_app.core.chat.second_reading import PROMPT, SecondReading, calibrated_order, reread_order
 from gallery_app.core.errors import ModelError
 from gallery_app.core.models.runtimes.llama_process import LanguageModelCrashed
+from gallery_app.core.store import open_store
 from tests.small_chats import open_small_library
-from tests.text_embedders import WordHashEmbedder
+from tests.text_embedders import WordHashEmbedder, write_chat
 
 EMBEDDER = WordHashEmbedder()
 QUESTION = "Who is bringing the inflatable kayak?"
@@ -142,3 +144,31 @@ def test_the_content_free_question_is_asked_only_when_it_chooses_the_first_place
     read = ChatRetriever(library, EMBEDDER, second_reading=SecondReading(reader)).retrieve(QUESTION, k=6)
     assert reader.continuations == [asked]
     assert "kayak" in read.matches[0].excerpt
+
+
+def test_the_reader_reads_senders_saved_by_no_name_as_members_and_the_card_keeps_their_numbers(tmp_path):
+    """A helpdesk's excerpt of unsaved numbers: the reader reads "Member A", "Member B" and no @-mentioned digits
+    (a dozen tokens a line that say nothing asked); the card, and the model that answers, keep who wrote what."""
+    chat = ["07/02/2018, 12:13 - +62 822-2142-7542: kak kalau pilih jurusan dkv tes tambahannya kapan?",
+            "07/02/2018, 12:20 - +62 878-8491-4029: @6282221427542 sama kak aku juga mau tanya dkv",
+            "07/02/2018, 13:41 - SMB Telkom: Dihari yang sama dek, tapi beda jamnya",
+            "07/02/2018, 13:41 - SMB Telkom: Jam 12.10",
+            "08/02/2018, 09:00 - +62 822-2142-7542: makasih kak",
+            "20/03/2018, 10:00 - SMB Telkom: Pendaftaran bisa di lakukan di web"]
+    conn = open_store(tmp_path / "gallery.db")
+    try:
+        import_chat(conn, write_chat(tmp_path, chat), EMBEDDER, config=ChunkingConfig(lead_in=False))
+        reader = Reader("dkv")
+        found = ChatRetriever(conn, EMBEDDER, second_reading=SecondReading(reader)).retrieve(
+            "kapan tes tambahan jurusan dkv?", k=2)
+    finally:
+        conn.close()
+    (prompts, _question), = reader.read
+    read = next(prompt for prompt in prompts if "dkv" in prompt)
+    assert "Member A: kak kalau pilih jurusan dkv tes tambahannya kapan?" in read
+    assert "Member B: sama kak aku juga mau tanya dkv" in read
+    assert "SMB Telkom: Dihari yang sama dek, tapi beda jamnya" in read
+    assert "+62" not in read and "6282221427542" not in read
+    card = next(match for match in found.matches if "dkv" in match.excerpt)
+    assert "+62 822-2142-7542: kak kalau pilih jurusan dkv" in card.excerpt
+    assert "@6282221427542" in card.excerpt
