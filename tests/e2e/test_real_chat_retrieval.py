@@ -77,6 +77,19 @@ def _rank(retrieval, imported, gold_lines) -> int | None:
     return next((rank for rank, match in enumerate(retrieval.matches, start=1) if gold & set(match.message_ids)), None)
 
 
+def _ranker(real_chats, embedder, reading, name: str, item_id: str):
+    """A function that asks one question as the app does (read again, the best 15) and gives its answer's rank, so
+    a test can ask it again after changing a constant."""
+    item = _questions(real_chats, name)[item_id]
+    _questions_, imported = real_chats[name]
+
+    def rank() -> int | None:
+        session = ChatSession(imported.conn, embedder, None, AskOptions(passages=15), second_reading=reading)
+        return _rank(session.retrieve(item["question"])[1], imported, item["gold_lines"])
+
+    return rank
+
+
 @pytest.fixture(scope="module")
 def reading():
     """As the app asks: the best passages read again by the offline Gemma 3 270M."""
@@ -259,13 +272,7 @@ def test_a_question_for_an_amount_finds_the_message_with_the_price(real_chats, e
     window says a number are lifted for a question that asks for an amount, and it is in the top 3."""
     from gallery_app.core.chat import retrieval as retrieval_module
 
-    item = _questions(real_chats, "english_students")["en09"]
-    _questions_, imported = real_chats["english_students"]
-
-    def rank() -> int | None:
-        session = ChatSession(imported.conn, embedder, None, AskOptions(passages=15), second_reading=reading)
-        return _rank(session.retrieve(item["question"])[1], imported, item["gold_lines"])
-
+    rank = _ranker(real_chats, embedder, reading, "english_students", "en09")
     lifted = rank()
     monkeypatch.setattr(retrieval_module, "AMOUNT_LIFT", 0.0)
     assert lifted <= 3 < rank(), lifted
@@ -278,13 +285,7 @@ def test_the_reader_reads_unsaved_numbers_as_members_and_puts_the_answer_first(r
     with "Member A:" instead, it is first."""
     from gallery_app.core.chat import retrieval as retrieval_module
 
-    item = _questions(real_chats, "indonesian_helpdesk")["id08"]
-    _questions_, imported = real_chats["indonesian_helpdesk"]
-
-    def rank() -> int | None:
-        session = ChatSession(imported.conn, embedder, None, AskOptions(passages=15), second_reading=reading)
-        return _rank(session.retrieve(item["question"])[1], imported, item["gold_lines"])
-
+    rank = _ranker(real_chats, embedder, reading, "indonesian_helpdesk", "id08")
     plain = rank()
     monkeypatch.setattr(retrieval_module, "READ_PLAIN_NUMBERS", False)
     assert plain == 1 < rank(), plain
