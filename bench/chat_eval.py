@@ -35,12 +35,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from gallery_app.core.chat.ask_options import AskOptions, FollowUps  # noqa: E402
+from gallery_app.core.chat.second_reading import READ_AGAIN_DEPTH  # noqa: E402
 
-#: R@15 is what the second reading can reach: it reorders the best READ_AGAIN_DEPTH (15) passages, so no
-#: reading puts an answer into the top 3 of more questions than R@15 says are in its reach.
-KS = (1, 3, 5, 10, 15, 50)
 #: Passages retrieved per question: enough to tell "ranked low" from "never found".
 DEEPEST_RANK = 50
+#: R@READ_AGAIN_DEPTH (15) is what the second reading can reach: it reorders that many of the best passages, so no
+#: reading puts an answer into the top 3 of more questions than that column says are in its reach.
+KS = tuple(sorted({1, 3, 5, 10, READ_AGAIN_DEPTH, DEEPEST_RANK}))
 DEMO_CHAT = REPO / "resources" / "demo" / "chats" / "weekend_away" / "_chat.txt"
 CHAT_QA = REPO.parent / "shared" / "fixtures" / "chat_qa"
 NOTES_QA = REPO.parent / "shared" / "fixtures" / "notes_qa"
