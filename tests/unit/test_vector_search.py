@@ -267,3 +267,44 @@ def test_memory_budget_evicts_least_recently_used(tmp_path, monkeypatch):
     finally:
         for conn in conns:
             conn.close()
+
+
+@pytest.mark.parametrize("where", [None, {"chat_id": 3}])
+def test_rows_read_within_their_group_score_as_their_blended_vectors_would(filled, where):
+    """``blended_with_groups`` gives, from the scores and the index's centroids, what each row's vector moved
+    towards its group's mean and normalised again would score; and the index's rows are not changed."""
+    from gallery_app.core.store.vector_search import blended_with_groups, similarities
+
+    store, table = filled
+    queries = rows(2, seed=7)
+    rowids, scores, metadata = similarities(store, table, queries, model_key=MODEL, where=where, within="day")
+    weight = 0.3
+    found = blended_with_groups(scores, metadata, weight)
+
+    ids = np.arange(1, 1501)
+    unit = rows(1500)
+    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    days = np.asarray(meta(ids)["day"])
+    centroid = {day: unit[days == day].mean(axis=0) for day in set(days.tolist())}
+    centroid = {day: c / np.linalg.norm(c) for day, c in centroid.items()}
+    position = {rowid: i for i, rowid in enumerate(ids.tolist())}
+    blended = np.stack([unit[position[r]] + weight * centroid[days[position[r]]] for r in rowids.tolist()])
+    blended /= np.linalg.norm(blended, axis=1, keepdims=True)
+    expected = blended @ (queries / np.linalg.norm(queries, axis=1, keepdims=True)).T
+    np.testing.assert_allclose(found, expected, atol=1e-5)
+    assert not np.allclose(found, scores)
+    _, plain, _ = similarities(store, table, queries, model_key=MODEL, where=where)
+    np.testing.assert_allclose(plain, scores)
+
+
+def test_a_row_alone_in_its_group_keeps_its_score(store):
+    from gallery_app.core.store.vector_search import blended_with_groups, similarities
+
+    table = ensure_vector_table(store, "chunks", MODEL, DIMS, metadata=META)
+    insert_vectors(store, table, [1, 2, 3], rows(3), model_key=MODEL,
+                   metadata={"chat_id": [1, 1, 1], "day": ["2024-01-01", "2024-01-01", "2024-01-02"]})
+    rowids, scores, metadata = similarities(store, table, rows(1, seed=3), model_key=MODEL, within="day")
+    blended = blended_with_groups(scores, metadata, 0.5)
+    alone = rowids.tolist().index(3)
+    np.testing.assert_allclose(blended[alone], scores[alone], atol=1e-6)
+    assert not np.allclose(np.delete(blended, alone, axis=0), np.delete(scores, alone, axis=0))

@@ -26,7 +26,7 @@ from gallery_app.core.models.runtimes.embedders import TextEmbedder
 from gallery_app.core.store import (
     VectorTable, atomic, delete_vectors, ensure_vector_table, existing_vector_table, insert_vectors, list_vector_tables,
 )
-from gallery_app.core.store.vector_search import HUBNESS, similarities
+from gallery_app.core.store.vector_search import HUBNESS, blended_with_groups, similarities
 
 WINDOW_KIND = "windows"
 WINDOW_METADATA = {"chat_id": "integer", "chunk_id": "integer", "day": "text"}
@@ -101,6 +101,8 @@ class WindowScores:
     days: np.ndarray
     #: Each window's mean similarity to its nearest other windows (zeros unless asked for).
     hubness: np.ndarray
+    #: ``scores`` of each window read within its passage (``window_similarities``'s ``passage_weight``).
+    in_passage: np.ndarray
 
 
 def _placeholders(values: Sequence) -> str:
@@ -373,14 +375,19 @@ def _delete_window_vectors_everywhere(conn: apsw.Connection, window_ids: list[in
 
 
 def window_similarities(conn: apsw.Connection, embedder: TextEmbedder, queries: np.ndarray,
-                        chats: Sequence[int] | None, *, hubness_k: int = 0) -> WindowScores | None:
-    """Every embedded window of ``chats`` (None: all) scored against each query; None if there is none."""
+                        chats: Sequence[int] | None, *, hubness_k: int = 0,
+                        passage_weight: float = 0.0) -> WindowScores | None:
+    """Every embedded window of ``chats`` (None: all) scored against each query; None if there is none.
+
+    With ``passage_weight``, ``in_passage`` scores each window as if its vector had been moved that much
+    towards its passage's centroid (the mean of the passage's windows): a window is also read as part of
+    what its passage is about."""
     table = _existing_window_table(conn, embedder)
     if table is None:
         return None
     where = {"chat_id": int(chats[0])} if chats is not None and len(chats) == 1 else None
     window_ids, scores, metadata = similarities(conn, table, queries, model_key=embedder.model_key, where=where,
-                                                hubness_k=hubness_k)
+                                                hubness_k=hubness_k, within="chunk_id" if passage_weight else None)
     if chats is not None and len(chats) != 1:
         keep = np.isin(metadata["chat_id"], np.asarray(list(chats), dtype=np.int64))
         window_ids, scores = window_ids[keep], scores[keep]
@@ -388,4 +395,5 @@ def window_similarities(conn: apsw.Connection, embedder: TextEmbedder, queries: 
     if len(window_ids) == 0:
         return None
     hubness = metadata.get(HUBNESS, np.zeros(len(window_ids), np.float32))
-    return WindowScores(window_ids, scores, metadata["chunk_id"].astype(np.int64), metadata["day"], hubness)
+    return WindowScores(window_ids, scores, metadata["chunk_id"].astype(np.int64), metadata["day"], hubness,
+                        blended_with_groups(scores, metadata, passage_weight))

@@ -63,6 +63,11 @@ FOLLOW_UP_ANCHORS = 2
 #: its HUB_NEIGHBOURS nearest other windows, so a window near to everything stops topping every question.
 HUB_WEIGHT = 0.0
 HUB_NEIGHBOURS = 10
+#: Each window is also read as part of its passage: scored as if its vector had been moved this much towards
+#: its passage's centroid (``repository.window_similarities``), so a reply ("Si", "Sekitar 8ribu an") counts
+#: with what its passage is about, and a passage whose every window is near the question beats one lucky window.
+#: The window's own similarity stays what is shown and what ``min_score`` compares.
+PASSAGE_CONTEXT = 0.0
 #: The best this many passages name their answering message: their messages are compared with the question
 #: one by one (what the person reads first, highlighted and quoted). As many as the window shows by default,
 #: so no card highlights a whole window (embedding six passages' messages costs about 0.1 s more than
@@ -255,10 +260,10 @@ class ChatRetriever:
     # --- scoring ------------------------------------------------------------------------------
     def _score(self, queries: np.ndarray, chats: Sequence[int] | None) -> _Scored | None:
         found = window_similarities(self.conn, self.embedder, queries, chats,
-                                    hubness_k=HUB_NEIGHBOURS if HUB_WEIGHT else 0)
+                                    hubness_k=HUB_NEIGHBOURS if HUB_WEIGHT else 0, passage_weight=PASSAGE_CONTEXT)
         if found is None:
             return None
-        window_ids, window_scores = found.window_ids, found.scores
+        window_ids, window_scores = found.window_ids, found.in_passage
         if HUB_WEIGHT:
             window_scores = window_scores - HUB_WEIGHT * found.hubness[:, None]
         # Each query's scores on its own scale; a window counts by the query that found it best.

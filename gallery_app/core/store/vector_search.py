@@ -49,18 +49,24 @@ def search(conn: apsw.Connection, table: VectorTable, query: np.ndarray, *, mode
 
 #: The metadata key ``similarities`` puts each row's hubness under, when asked for it.
 HUBNESS = "hubness"
+#: The metadata keys ``similarities`` puts, when asked ``within`` a column, each query's similarity to each row's
+#: group centroid (rows x queries) and each row's own cosine with that centroid (rows) under.
+GROUP_SIMILARITY = "group_similarity"
+GROUP_ALIGNMENT = "group_alignment"
 
 
 def similarities(conn: apsw.Connection, table: VectorTable, queries: np.ndarray, *, model_key: str,
                  where: Mapping[str, Any] | None = None,
-                 hubness_k: int = 0) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+                 hubness_k: int = 0, within: str | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """Every row's cosine similarity to each query: ``(rowids, similarities[rows, queries], metadata)``.
 
     For rankers that aggregate rows into groups (a chat passage is as good as its best window) and
     weigh metadata (the day) against similarity: a top-k list would cut groups off arbitrarily.
     With ``hubness_k``, ``metadata[HUBNESS]`` is each row's mean similarity to its nearest other rows
-    (``PackedIndex.hubness``). Reads the committed table (the packed copy), so call it outside a
-    write transaction.
+    (``PackedIndex.hubness``). With ``within`` (a metadata column), the rows are grouped by it and
+    ``metadata[GROUP_SIMILARITY]`` / ``metadata[GROUP_ALIGNMENT]`` say how near each query is to each row's
+    group as a whole (``blended_with_groups``). Reads the committed table (the packed copy), so call it
+    outside a write transaction.
     """
     if table.metric != "cosine":
         raise StoreError(f"{table.name} is not a cosine table.")
@@ -77,6 +83,22 @@ def similarities(conn: apsw.Connection, table: VectorTable, queries: np.ndarray,
     else:
         vectors, factor, rowids = index.vectors[positions], index.row_factor[positions], index.rowids[positions]
         metadata = {name: values[positions] for name, values in columns.items()}
-    norms = np.linalg.norm(matrix, axis=1)
-    scores = (vectors @ matrix.T) * factor[:, None] / np.maximum(norms, 1e-12)[None, :]
+    norms = np.maximum(np.linalg.norm(matrix, axis=1), 1e-12)
+    scores = (vectors @ matrix.T) * factor[:, None] / norms[None, :]
+    if within is not None:
+        group, centroids, alignment = index.group_centroids(within)
+        if positions is not None:
+            group, alignment = group[positions], alignment[positions]
+        metadata = {**metadata, GROUP_SIMILARITY: ((centroids @ matrix.T) / norms[None, :])[group],
+                    GROUP_ALIGNMENT: alignment}
     return rowids, scores, metadata
+
+
+def blended_with_groups(scores: np.ndarray, metadata: dict[str, np.ndarray], weight: float) -> np.ndarray:
+    """``scores`` (rows x queries, cosine) as if each row's unit vector were first moved ``weight`` x towards its
+    group's centroid and normalised again: cos(q, (x + w·c) / |x + w·c|) = (q·x + w·q·c) / √(1 + w² + 2w·x·c).
+    A row alone in its group keeps its score."""
+    if not weight:
+        return scores
+    length = np.sqrt(1.0 + weight * weight + 2.0 * weight * metadata[GROUP_ALIGNMENT])
+    return (scores + weight * metadata[GROUP_SIMILARITY]) / length[:, None]
