@@ -76,3 +76,22 @@ def test_answers_say_whether_the_keyword_was_in_the_models_words_or_the_closest_
     # A declined answer's line says what the model wrote, so a reader can judge the check.
     answer_line = next(line for line in output.splitlines() if re.match(r"\S+\s+a\s+fact", line))
     assert ("I don't know" in answer_line) == ("(the model wrote " in answer_line), answer_line
+
+
+def test_a_cached_rerun_reads_nothing_again_and_gives_the_same_table(tmp_path):
+    """--cache keeps the reader's readings: what a rerun of a variant does not change, it does not read again."""
+    questions = write_two_questions(tmp_path)
+
+    def cached_run() -> str:
+        output = subprocess.run(
+            [sys.executable, str(REPO / "bench" / "chat_eval.py"), str(questions), str(DEMO_CHAT), "--embedder",
+             "all-minilm-l6-v2-int8", "--retrieval-only", "--cache", str(tmp_path / "cache"),
+             "--misses", str(tmp_path / "misses.jsonl")], capture_output=True, text=True, check=True, timeout=600).stdout
+        return "\n".join(line for line in output.splitlines() if " import " not in line)  # import seconds vary
+
+    first = cached_run()
+    readings_file = next((tmp_path / "cache").glob("readings-*.json"))
+    readings = json.loads(readings_file.read_text("utf-8"))
+    assert readings
+    assert cached_run() == first
+    assert json.loads(readings_file.read_text("utf-8")) == readings
