@@ -631,6 +631,13 @@ def main(argv=None) -> int:
         options.second_reading.model = CachedReading(options.second_reading.model, args.cache,
                                                      second_reading.READER_MODEL)
 
+    def save_caches() -> None:
+        """What was embedded and read so far, kept for the next run (after each step that embeds or reads)."""
+        if args.cache:
+            embedder.save()
+            if options.second_reading is not None:
+                options.second_reading.model.save()
+
     notes = args.notes or ("off" if args.sets or args.questions else "on")
     if notes == "only":
         sets = []
@@ -643,15 +650,11 @@ def main(argv=None) -> int:
                 from gallery_app.core.notes.indexer import index_folder
 
                 index_folder(imported[chat].conn, NOTES_QA / "folder", embedder)
-            if args.cache:
-                embedder.save()
+            save_caches()
         answering = args.answers == "all" or (args.answers == "real" and name in REAL_SETS)
         results.append(evaluate(name, load_questions(questions), imported[chat], embedder,
                                 llm if answering else None, options))
-    if args.cache:
-        embedder.save()
-        if options.second_reading is not None:
-            options.second_reading.model.save()
+    save_caches()
     header = (f"embedder {embedder.spec.key} · llm {llm.spec.key if llm else '-'} · follow-ups {follow_ups.value} · "
               f"keywords {'on' if keywords else 'off'} · read again {'on' if options.second_reading else 'off'} · rare words {args.rare_words or 'default'} · by language {args.by_language or 'default'} · passages {config.max_tokens} tokens"
               f"{' + date' if config.include_date else ''}{'' if config.trim_noise else ' with grids'} · windows {config.window_messages}/{config.window_stride}{'' if config.finish_turns is None else f' + {config.finish_turns} to finish a turn'} · message windows ≥ {config.message_window_words} words"
@@ -665,12 +668,10 @@ def main(argv=None) -> int:
 
         print_notes_table(evaluate_notes(embedder, NOTES_QA, verbose=args.verbose,
                                          llm=llm if args.answers in ("all", "real") else None))
-        if args.cache:
-            embedder.save()
+        save_caches()
     if args.in_a_row:
         print_in_a_row(in_a_row([(name, load_questions(q), chat) for name, q, chat in sets], embedder, config, options))
-        if args.cache:
-            embedder.save()
+        save_caches()
     args.misses.parent.mkdir(parents=True, exist_ok=True)
     with args.misses.open("w", encoding="utf-8") as out:
         for result in results:
