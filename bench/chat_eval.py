@@ -36,6 +36,7 @@ sys.path.insert(0, str(REPO))
 
 from gallery_app.core.chat.ask_options import AskOptions, FollowUps  # noqa: E402
 from gallery_app.core.chat.second_reading import READ_AGAIN_DEPTH  # noqa: E402
+from gallery_app.core.json_file import read_json, write_json  # noqa: E402
 
 #: Passages retrieved per question: enough to tell "ranked low" from "never found".
 DEEPEST_RANK = 50
@@ -141,9 +142,7 @@ class CachedReading:
     def __init__(self, inner, folder: Path, model_key: str):
         self.inner = inner
         self.path = folder / f"readings-{model_key}.json"
-        self.readings: dict[str, list[float]] = {}
-        if self.path.exists():
-            self.readings = json.loads(self.path.read_text(encoding="utf-8"))
+        self.readings: dict[str, list[float]] = read_json(self.path)
 
     @staticmethod
     def _key(prompt: str, continuations) -> str:
@@ -159,10 +158,7 @@ class CachedReading:
         return [self.readings[key] for key in keys]
 
     def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.readings), encoding="utf-8")
-        tmp.replace(self.path)
+        write_json(self.path, self.readings)
 
     def __getattr__(self, name):
         return getattr(self.inner, name)
