@@ -124,7 +124,9 @@ class CachedEmbedder:
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
         keys = list(self.vectors)
-        tmp = self.path.with_suffix(".tmp.npz")
+        # Per process, as core/json_file's write_json names its own: two runs sharing a cache folder must not
+        # write into one temporary file.
+        tmp = self.path.with_name(f"{self.path.stem}.{os.getpid()}.tmp.npz")
         np.savez(tmp, keys=np.array(keys), vectors=np.stack([self.vectors[k] for k in keys]))
         tmp.replace(self.path)
 
