@@ -22,6 +22,9 @@ from gallery_app.core.models.sources import ResolvedModel, materialise
 from gallery_app.core.models.specs import Role, Runtime
 
 DEFAULT_BATCH_SIZE = 32
+#: The output a sentence-transformers export pools, projects and normalises itself (EmbeddingGemma: a mean,
+#: then two dense layers); a spec whose pooling is "none" reads it, since pooling the hidden states skips those.
+POOLED_OUTPUT = "sentence_embedding"
 #: Texts per ONNX Runtime call: a batch is cut into slices this long, run side by side.
 ONNX_SLICE = 8
 
@@ -137,7 +140,10 @@ class OnnxTextEmbedder(TextEmbedder):
 
     def _run(self, encodings) -> np.ndarray:
         ids, mask, types = self._padded(encodings)
-        (hidden, *_) = self._encoder.run({"input_ids": ids, "attention_mask": mask, "token_type_ids": types})
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        if self.spec.pooling == "none" and POOLED_OUTPUT in self._encoder.output_names:
+            return self._encoder.run(feeds, [POOLED_OUTPUT])[0]
+        (hidden, *_) = self._encoder.run(feeds)
         if self.spec.pooling == "none" or hidden.ndim == 2:
             return hidden
         if self.spec.pooling == "cls":

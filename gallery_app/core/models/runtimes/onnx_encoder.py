@@ -27,7 +27,7 @@ class OnnxEncoder:
     def _create_session(self):
         import onnxruntime as ort
 
-        refuse_if_too_big(self.name, onnx_bytes(self.path.stat().st_size))
+        refuse_if_too_big(self.name, onnx_bytes(self.weights_size))
         options = ort.SessionOptions()
         if self.threads:
             options.intra_op_num_threads = int(self.threads)
@@ -40,6 +40,14 @@ class OnnxEncoder:
                 f"The model file {self.path.name} could not be loaded by ONNX Runtime: {exc}",
                 hint="The file may be damaged or not an ONNX model; run: gallery-app-cli models verify",
             ) from exc
+
+    @property
+    def weights_size(self) -> int:
+        """Bytes of the graph and of the external weights files beside it (``model_q4.onnx_data`` for ``model.onnx``):
+        a graph over 2 GB, or one quantised by some exporters, keeps its weights out of the ``.onnx`` file."""
+        stem = self.path.name.split(".")[0]
+        beside = [p for p in self.path.parent.glob(f"{stem}*") if p.name.endswith((".onnx_data", ".onnx.data"))]
+        return self.path.stat().st_size + sum(p.stat().st_size for p in beside)
 
     @property
     def input_names(self) -> list[str]:
