@@ -169,7 +169,8 @@ class Services(QObject):
 
         worker.signals.result.connect(switched)
         worker.signals.cancelled.connect(lambda: self.message.emit(
-            "The switch of text embedder was stopped; search keeps the one it had. What was embedded is kept."))
+            "The switch of text embedder was stopped; search keeps the one it had. What was downloaded and "
+            "embedded is kept."))
         self.run(worker, "Embedding every chat with the new text embedder")
         return worker
 

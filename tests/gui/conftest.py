@@ -5,6 +5,9 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QCoreApplication, QSettings, QThreadPool
 
+from gallery_app.core import paths
+from tests.fake_hub import SlowHub
+
 
 @pytest.fixture(autouse=True)
 def private_settings(tmp_path, qapp):
@@ -48,3 +51,14 @@ def services():
     made.workers.cancel_all()
     made.workers.wait()
     made.shutdown()
+
+
+@pytest.fixture
+def slow_hub(monkeypatch):
+    """Downloads go to a fake hub on 127.0.0.1 (``tests.fake_hub``), never to the network."""
+    hub = SlowHub(delay=0.05)
+    hub.thread.start()
+    monkeypatch.setenv(paths.HUB_ENDPOINT_ENV, hub.endpoint)
+    yield hub
+    hub.server.shutdown()
+    hub.server.server_close()

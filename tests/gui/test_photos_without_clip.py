@@ -23,7 +23,7 @@ from gallery_app.ui.models_dialog import READY
 from gallery_app.ui.photos import PhotoGridModel
 from tests.conftest import SHARED_FIXTURES
 from tests.gui.test_main_window import open_window
-from tests.gui.test_models_dialog import PAYLOAD, SlowHub
+from tests.fake_hub import PAYLOAD, SlowHub
 
 PILLOW = SHARED_FIXTURES / "photos" / "pillow"
 pytestmark = [pytest.mark.shared_fixtures, pytest.mark.timeout(120)]

@@ -20,7 +20,8 @@ from gallery_app.core.chat.prompting import Conversation
 from gallery_app.core.chat.repository import ChatInfo, StoredMessage, chat_messages, get_chat, list_chats
 from gallery_app.core.chat.session import EVERY_SOURCE, ChatSession
 from gallery_app.core.errors import AppError, Cancelled, ModelError
-from gallery_app.core.models import loading
+from gallery_app.core.models import loading, sources
+from gallery_app.core.models.catalog import ALL_SPECS
 from gallery_app.core.models.specs import Role
 from gallery_app.core.photos.chat_photos import photos_of_messages
 from gallery_app.core.photos.library import PhotoRecord
@@ -166,7 +167,15 @@ class _StageSteps:
 
 def switch_embedder(context: WorkerContext, services, setting: str) -> str:
     """Embeds every chat with the text embedder ``setting`` ("" for the default) and switches to it once
-    complete (``core.chat.embedder_switch``); returns its name. Search keeps the embedder used meanwhile."""
+    complete (``core.chat.embedder_switch``); returns its name. Search keeps the embedder used meanwhile.
+
+    A catalog model not on this computer yet is downloaded first, as the Models dialog would (resumable and
+    verified): choosing it in Settings is enough."""
+    spec = ALL_SPECS.get(setting)
+    if spec is not None and spec.downloadable and sources.locate(spec) is None:
+        context.step(f"Downloading {spec.name}…")
+        sources.fetch(spec, progress=context.progress, cancel=lambda: context.cancelled)
+        context.step(Status(StatusKind.EMBEDDING_MESSAGES).text)
     embedder = loading.open_text_embedder(setting or Role.TEXT_EMBEDDER.value, threads=services.settings.threads)
     try:
         def progress(stage: str, done: int, total: int) -> None:
