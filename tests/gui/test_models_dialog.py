@@ -219,7 +219,8 @@ def tiny_embedder_spec() -> ModelSpec:
     return ModelSpec(
         key="tiny-embedder-test", role=Role.TEXT_EMBEDDER, name="Tiny embedder", runtime=Runtime.ONNX,
         files=(ModelFile("model.onnx", len(PAYLOAD), hashlib.sha256(PAYLOAD).hexdigest(), repo_path="model.onnx"),),
-        licence="MIT", dims=32, parameters=0.5, hf_repo="tester/tiny-embedder", revision="0" * 40)
+        licence="MIT", dims=32, parameters=0.5, real_chat_recall=0.9, hf_repo="tester/tiny-embedder",
+        revision="0" * 40)
 
 
 def test_a_recommended_embedder_is_downloaded_then_every_chat_moves_to_it(qtbot, dialog, slow_hub, monkeypatch):

