@@ -117,3 +117,17 @@ def test_the_memory_check_counts_the_weights_beside_the_graph(model_folder):
     weights = (folder / WEIGHTS_FILE).stat().st_size
     assert weights > (folder / "model.onnx").stat().st_size
     assert encoder.weights_size == (folder / "model.onnx").stat().st_size + weights
+
+
+def test_the_catalogs_embeddinggemma_downloads_its_weights_under_the_name_its_graph_records():
+    """The graph finds its weights by the file name it was exported with; saved under another, it cannot load."""
+    from gallery_app.core.models.catalog import EMBEDDINGGEMMA_300M_Q4 as spec
+
+    assert spec.downloadable and spec.pooling == "none" and spec.dims == 768
+    weights = [f for f in spec.files if f.name.endswith(".onnx_data")]
+    assert [f.name for f in weights] == ["model_q4.onnx_data"]
+    assert weights[0].repo_path.rsplit("/", 1)[-1] == weights[0].name
+    assert spec.file("model.onnx").repo_path == "onnx/model_q4.onnx"
+    assert all(f.size and len(f.sha256) == 64 for f in spec.files) and len(spec.revision) == 40
+    assert spec.download_url(weights[0]).endswith(f"/{spec.hf_repo}/resolve/{spec.revision}/onnx/model_q4.onnx_data")
+    assert spec.query_prefix == "task: search result | query: " and spec.passage_prefix == "title: none | text: "
