@@ -86,7 +86,8 @@ BGE_M3_INT8 = ModelSpec(
 # chats of ../shared/fixtures/chat_qa through the app's own code, on two exports of the same weights made here
 # (docs/chat.md, "EmbeddingGemma in the app"): mean R@3 0.79 -> 0.835 (fp32) and 0.863 (4-bit), worst set
 # 0.70 -> 0.74-0.78; on 2 cores it embeds some 12 windows a second where e5-small embeds 60, so a long chat's
-# import takes minutes. ``real_chat_recall`` is the lower of the two.
+# import takes minutes. ``real_chat_recall`` is the lower of those two; an 8-bit export, which is not what is
+# downloaded, gave 0.820.
 EMBEDDINGGEMMA_300M_Q4 = ModelSpec(
     key="embeddinggemma-300m-q4",
     role=Role.TEXT_EMBEDDER,
